@@ -1,0 +1,38 @@
+//! The command line (SPEC §5). Every operational flag has a `PODINIT_*`
+//! environment twin, friendly to Dockerfiles.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// podinit: a pod in one container. Runs init tasks, sidecars and mains with the
+/// lifecycle of Kubernetes native sidecars, as PID 1.
+#[derive(Debug, Parser)]
+#[command(name = "podinit", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// The pod's configuration file (TOML).
+    #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// A command to run as a main named "main" (Docker CMD). Without a config,
+    /// podinit is a plain init for it, like `tini --`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub argv: Vec<String>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate the configuration and print the start plan.
+    Check {
+        /// The pod's configuration file (TOML).
+        #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// A command that would be added as a main named "main".
+        #[arg(last = true, value_name = "COMMAND")]
+        argv: Vec<String>,
+    },
+}

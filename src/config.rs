@@ -1,0 +1,272 @@
+//! Serde types that mirror the TOML file of SPEC §1, field for field, and nothing else.
+//!
+//! This module owns the *shape* of the file: unknown keys are refused here
+//! (`deny_unknown_fields` on every table, nested ones included), and values that
+//! cannot even be read (a duration without a unit, an unknown signal name, a role
+//! that does not exist) fail here with the span toml gives them. Every rule that
+//! relates one value to another lives in `spec.rs`; this file has no logic beyond
+//! reading scalars. Values that `spec.rs` must point at keep their `Spanned` wrapper
+//! so that its errors can name a line and column too.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The whole file: an optional `[pod]` table and the `[[process]]` array.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub pod: Option<RawPod>,
+    #[serde(default)]
+    pub process: Vec<Spanned<RawProcess>>,
+}
+
+/// `[pod]`: settings shared by every entry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPod {
+    pub restart_policy: Option<RestartPolicy>,
+    pub termination_grace_period: Option<Spanned<RawDuration>>,
+    pub completion: Option<Completion>,
+    pub backoff: Option<RawBackoff>,
+    pub log: Option<LogMode>,
+    pub status_socket: Option<Spanned<String>>,
+}
+
+/// `[pod] backoff = { initial, max, reset_after }`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBackoff {
+    pub initial: Option<Spanned<RawDuration>>,
+    pub max: Option<Spanned<RawDuration>>,
+    pub reset_after: Option<Spanned<RawDuration>>,
+}
+
+/// One `[[process]]` table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProcess {
+    pub name: Option<Spanned<String>>,
+    pub role: Option<Spanned<Role>>,
+    pub command: Option<Spanned<RawCommand>>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub env_file: Option<Spanned<String>>,
+    pub working_dir: Option<Spanned<String>>,
+    pub user: Option<Spanned<String>>,
+    pub hold_until: Option<Spanned<HoldUntil>>,
+    pub stop_signal: Option<RawSignal>,
+    pub log: Option<LogMode>,
+    pub startup_probe: Option<Spanned<RawProbe>>,
+    pub readiness_probe: Option<Spanned<RawProbe>>,
+    pub liveness_probe: Option<Spanned<RawProbe>>,
+    pub post_start: Option<Spanned<RawHook>>,
+    pub pre_stop: Option<Spanned<RawHook>>,
+    pub oom_score_adj: Option<Spanned<i32>>,
+}
+
+/// A probe table: exactly one handler plus the Kubernetes timing fields.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProbe {
+    pub exec: Option<RawExec>,
+    pub tcp_socket: Option<RawTcpSocket>,
+    pub http_get: Option<RawHttpGet>,
+    pub grpc: Option<RawGrpc>,
+    pub initial_delay: Option<RawDuration>,
+    pub period: Option<Spanned<RawDuration>>,
+    pub timeout: Option<Spanned<RawDuration>>,
+    pub success_threshold: Option<Spanned<u32>>,
+    pub failure_threshold: Option<Spanned<u32>>,
+    pub termination_grace_period: Option<Spanned<RawDuration>>,
+}
+
+/// A lifecycle hook table (`post_start`, `pre_stop`): exactly one handler.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHook {
+    pub exec: Option<RawExec>,
+    pub http_get: Option<RawHttpGet>,
+    pub sleep: Option<RawDuration>,
+}
+
+/// `exec = { command = [...] }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExec {
+    pub command: Spanned<RawCommand>,
+}
+
+/// `tcp_socket = { port, host? }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTcpSocket {
+    pub port: Spanned<u16>,
+    pub host: Option<String>,
+}
+
+/// `http_get = { port, path?, host?, scheme?, headers? }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttpGet {
+    pub port: Spanned<u16>,
+    pub path: Option<String>,
+    pub host: Option<String>,
+    pub scheme: Option<Spanned<Scheme>>,
+    pub headers: Option<BTreeMap<String, String>>,
+}
+
+/// `grpc = { port, service? }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGrpc {
+    pub port: Spanned<u16>,
+    pub service: Option<String>,
+}
+
+/// `[pod] restart_policy`: applies to mains and init entries (sidecars always restart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum RestartPolicy {
+    Never,
+    OnFailure,
+    Always,
+}
+
+/// `[pod] completion`: when the pod has completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Completion {
+    /// Every main has ended for good.
+    All,
+    /// The first main has ended for good.
+    Any,
+}
+
+/// An entry's role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Init,
+    Sidecar,
+    Main,
+}
+
+/// How long the start sequence holds at a sidecar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HoldUntil {
+    Started,
+    Ready,
+}
+
+/// Output mode of an entry (SPEC §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogMode {
+    Prefixed,
+    Raw,
+    Json,
+}
+
+/// `http_get.scheme`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    Http,
+    Https,
+}
+
+/// A command: an array is exec'd as it is, a string is run by `/bin/sh -c`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawCommand {
+    Argv(Vec<String>),
+    Shell(String),
+}
+
+impl<'de> Deserialize<'de> for RawCommand {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawCommand;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of strings or a shell command string")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawCommand, E> {
+                Ok(RawCommand::Shell(s.to_owned()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawCommand, A::Error> {
+                let mut argv = Vec::new();
+                while let Some(arg) = seq.next_element::<String>()? {
+                    argv.push(arg);
+                }
+                Ok(RawCommand::Argv(argv))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A duration: a string with a unit (`"250ms"`, `"10s"`, `"2m"`, read by humantime)
+/// or an integer number of seconds, as Kubernetes' `*Seconds` fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawDuration(pub Duration);
+
+impl<'de> Deserialize<'de> for RawDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RawDuration;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration such as \"250ms\", \"10s\", \"2m\", or whole seconds")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawDuration, E> {
+                u64::try_from(n)
+                    .map(|s| RawDuration(Duration::from_secs(s)))
+                    .map_err(|_| E::custom(format!("invalid duration {n}: must not be negative")))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<RawDuration, E> {
+                Ok(RawDuration(Duration::from_secs(n)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawDuration, E> {
+                humantime::parse_duration(s.trim()).map(RawDuration).map_err(|e| {
+                    E::custom(format!("invalid duration {s:?}: {e} (write e.g. \"250ms\", \"10s\", \"2m\")"))
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A signal given by name (`"SIGTERM"`, `"TERM"`, any case) or by number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawSignal(pub i32);
+
+impl<'de> Deserialize<'de> for RawSignal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RawSignal;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a signal name such as \"SIGTERM\" or a signal number")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawSignal, E> {
+                i32::try_from(n)
+                    .ok()
+                    .and_then(crate::signals::by_number)
+                    .map(RawSignal)
+                    .ok_or_else(|| E::custom(format!("unknown signal number {n}")))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawSignal, E> {
+                crate::signals::by_name(s).map(RawSignal).ok_or_else(|| {
+                    E::custom(format!(
+                        "unknown signal name {s:?} (write e.g. \"SIGTERM\", \"SIGQUIT\", \"SIGINT\")"
+                    ))
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

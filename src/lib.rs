@@ -1,0 +1,25 @@
+//! podinit: a small init process (PID 1) that gives one container the lifecycle
+//! Kubernetes gives a pod with native sidecar containers (KEP-753).
+//!
+//! The pieces, one job per file: `config` (TOML shapes), `spec` (validation),
+//! `lifecycle` (the pure state machine of SPEC §2), `supervisor` (the one event
+//! loop and all side effects), `reaper` (the only waiter), `spawn`, `probe`,
+//! `output`, `signals`, `logging`, `plan` (`podinit check`).
+
+pub mod backoff;
+pub mod cli;
+pub mod config;
+pub mod envfile;
+pub mod exit_status;
+pub mod lifecycle;
+pub mod locate;
+pub mod logging;
+pub mod output;
+pub mod plan;
+pub mod probe;
+pub mod reaper;
+pub mod signals;
+pub mod spawn;
+pub mod spec;
+pub mod supervisor;
+pub mod users;

@@ -1,0 +1,714 @@
+//! Every rule of SPEC §2 on the state machine alone: no processes, no sleeps.
+//! `Sim` plays the supervisor: it answers `Spawn` with `Spawned` (pid = 100 *
+//! entry + instance), records signals and timers, and moves a fake clock.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::config::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
+use crate::spec::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
+
+const TERM: i32 = libc::SIGTERM;
+const KILL: i32 = libc::SIGKILL;
+
+fn entry(name: &str, role: Role) -> EntrySpec {
+    EntrySpec {
+        name: name.into(),
+        role,
+        argv: vec!["x".into()],
+        env: vec![],
+        working_dir: None,
+        user: None,
+        hold_until: HoldUntil::Ready,
+        stop_signal: TERM,
+        log: LogMode::Prefixed,
+        startup_probe: None,
+        readiness_probe: None,
+        liveness_probe: None,
+        post_start: None,
+        pre_stop: None,
+        oom_score_adj: None,
+    }
+}
+
+fn probe() -> ProbeSpec {
+    ProbeSpec {
+        action: ProbeAction::Exec { argv: vec!["true".into()] },
+        initial_delay: Duration::ZERO,
+        period: Duration::from_secs(1),
+        timeout: Duration::from_secs(1),
+        success_threshold: 1,
+        failure_threshold: 3,
+        termination_grace_period: None,
+    }
+}
+
+fn pod(entries: Vec<EntrySpec>) -> PodSpec {
+    PodSpec {
+        restart_policy: RestartPolicy::Never,
+        termination_grace_period: Duration::from_secs(7),
+        completion: Completion::All,
+        backoff: BackoffSpec {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(8),
+            reset_after: Duration::from_secs(60),
+        },
+        log: LogMode::Prefixed,
+        status_socket: None,
+        entries,
+    }
+}
+
+/// A fake supervisor around a `Pod`.
+struct Sim {
+    pod: Pod,
+    now: Instant,
+    t0: Instant,
+    /// Everything done, in order, as readable strings.
+    log: Vec<String>,
+    timers: BTreeMap<Timer, Instant>,
+    /// Live instance per entry.
+    live: BTreeMap<EntryId, (Instance, i32)>,
+    exit: Option<i32>,
+    /// Names of entries whose spawn fails with this status.
+    fail_spawn: BTreeMap<EntryId, i32>,
+}
+
+impl Sim {
+    fn new(spec: PodSpec) -> Sim {
+        let now = Instant::now();
+        let mut sim = Sim {
+            pod: Pod::new(spec),
+            now,
+            t0: now,
+            log: vec![],
+            timers: BTreeMap::new(),
+            live: BTreeMap::new(),
+            exit: None,
+            fail_spawn: BTreeMap::new(),
+        };
+        let actions = sim.pod.start(now);
+        sim.apply(actions);
+        sim
+    }
+
+    fn name(&self, e: EntryId) -> String {
+        self.pod.spec().entries[e].name.clone()
+    }
+
+    fn id(&self, name: &str) -> EntryId {
+        self.pod.spec().entries.iter().position(|e| e.name == name).unwrap()
+    }
+
+    fn apply(&mut self, actions: Vec<Action>) {
+        for a in actions {
+            match a {
+                Action::Spawn { entry, instance } => {
+                    self.log.push(format!("spawn {}", self.name(entry)));
+                    let ev = match self.fail_spawn.get(&entry) {
+                        Some(&status) => Event::SpawnFailed { entry, instance, status },
+                        None => {
+                            let pid = i32::try_from(100 * entry as u64 + instance).unwrap();
+                            self.live.insert(entry, (instance, pid));
+                            Event::Spawned { entry, instance, pid }
+                        }
+                    };
+                    let more = self.pod.handle(ev, self.now);
+                    self.apply(more);
+                }
+                Action::Signal { entry, signal, .. } => {
+                    let what = if signal == KILL { "kill" } else { "stop" };
+                    self.log.push(format!("{what} {}", self.name(entry)));
+                }
+                Action::StartProbe { entry, kind, .. } => {
+                    self.log.push(format!("probe+ {} {kind:?}", self.name(entry)));
+                }
+                Action::StopProbe { .. } | Action::StopChecks { .. } => {}
+                Action::RunHook { entry, hook, .. } => {
+                    self.log.push(format!("hook {} {hook:?}", self.name(entry)));
+                }
+                Action::ArmTimer { timer, at } => {
+                    self.timers.insert(timer, at);
+                }
+                Action::CancelTimer(t) => {
+                    self.timers.remove(&t);
+                }
+                Action::Exit { status } => {
+                    assert!(self.exit.is_none(), "Exit emitted twice");
+                    self.exit = Some(status);
+                    self.log.push(format!("exit {status}"));
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, ev: Event) {
+        let actions = self.pod.handle(ev, self.now);
+        self.apply(actions);
+    }
+
+    fn exit(&mut self, name: &str, exit: Exit) {
+        let e = self.id(name);
+        let (instance, _) = self.live.remove(&e).expect("exit of a process that is not running");
+        self.event(Event::Exited { entry: e, instance, exit });
+    }
+
+    fn probe(&mut self, name: &str, kind: ProbeKind, ok: bool) {
+        let e = self.id(name);
+        let (instance, _) = self.live[&e];
+        self.event(Event::Probe { entry: e, instance, kind, ok });
+    }
+
+    fn hook(&mut self, name: &str, hook: HookKind, ok: bool) {
+        let e = self.id(name);
+        let (instance, _) = self.live[&e];
+        self.event(Event::Hook { entry: e, instance, hook, ok });
+    }
+
+    /// Moves the clock, firing due timers in time order.
+    fn advance(&mut self, d: Duration) {
+        let end = self.now + d;
+        loop {
+            let next = self
+                .timers
+                .iter()
+                .filter(|(_, &at)| at <= end)
+                .min_by_key(|(_, &at)| at)
+                .map(|(&t, &at)| (t, at));
+            let Some((t, at)) = next else { break };
+            self.timers.remove(&t);
+            self.now = self.now.max(at);
+            self.event(Event::Timer(t));
+        }
+        self.now = end;
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.now - self.t0
+    }
+
+    fn take_log(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.log)
+    }
+
+    fn running(&self, name: &str) -> bool {
+        self.live.contains_key(&self.id(name))
+    }
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| (*x).to_owned()).collect()
+}
+
+// ----- Startup (rules 1-4) -----
+
+#[test]
+fn rule1_sequence_one_at_a_time_in_file_order_then_mains() {
+    let mut sim = Sim::new(pod(vec![
+        entry("a", Role::Init),
+        entry("m1", Role::Main),
+        entry("b", Role::Sidecar),
+        entry("c", Role::Init),
+        entry("m2", Role::Main),
+    ]));
+    assert_eq!(sim.take_log(), s(&["spawn a"]));
+    sim.exit("a", Exit::Code(0));
+    // b has no probes: started at once, so c follows, and the mains wait for c.
+    assert_eq!(sim.take_log(), s(&["spawn b", "spawn c"]));
+    sim.exit("c", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["spawn m1", "spawn m2"]));
+    assert!(sim.running("b"));
+}
+
+#[test]
+fn rule2_failed_init_under_never_fails_the_pod_with_its_status() {
+    let mut sim =
+        Sim::new(pod(vec![entry("side", Role::Sidecar), entry("init", Role::Init), entry("m", Role::Main)]));
+    sim.take_log();
+    sim.exit("init", Exit::Code(3));
+    assert_eq!(sim.take_log(), s(&["stop side"]));
+    sim.exit("side", Exit::Signal(TERM));
+    assert_eq!(sim.exit, Some(3));
+    assert!(!sim.log.iter().any(|l| l == "spawn m"));
+}
+
+#[test]
+fn rule2_failed_init_is_retried_with_backoff_under_on_failure_and_never_rerun_after_success() {
+    let mut spec = pod(vec![entry("init", Role::Init), entry("m", Role::Main)]);
+    spec.restart_policy = RestartPolicy::OnFailure;
+    let mut sim = Sim::new(spec);
+    sim.exit("init", Exit::Code(1));
+    sim.exit("init", Exit::Code(1)); // the first restart was immediate
+    assert!(!sim.running("init"));
+    sim.advance(Duration::from_millis(999));
+    assert!(!sim.running("init"));
+    sim.advance(Duration::from_millis(1));
+    assert!(sim.running("init"));
+    sim.exit("init", Exit::Code(0));
+    assert!(sim.running("m"));
+    sim.take_log();
+    sim.exit("m", Exit::Code(1)); // the main restarts; the init does not run again
+    assert_eq!(sim.take_log(), s(&["spawn m"]));
+}
+
+#[test]
+fn rule2_policy_always_runs_inits_as_on_failure() {
+    let mut spec = pod(vec![entry("init", Role::Init), entry("m", Role::Main)]);
+    spec.restart_policy = RestartPolicy::Always;
+    let mut sim = Sim::new(spec);
+    sim.exit("init", Exit::Code(0));
+    assert!(!sim.running("init"));
+    assert!(sim.running("m"));
+}
+
+#[test]
+fn rule3_sequence_holds_at_sidecar_until_startup_probe_and_post_start() {
+    let mut side = entry("side", Role::Sidecar);
+    side.startup_probe = Some(probe());
+    side.post_start = Some(HookSpec::Sleep(Duration::from_secs(1)));
+    let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+    assert_eq!(sim.take_log(), s(&["spawn side", "hook side PostStart", "probe+ side Startup"]));
+    sim.probe("side", ProbeKind::Startup, true);
+    assert!(!sim.running("m"), "post_start has not returned");
+    sim.hook("side", HookKind::PostStart, true);
+    assert!(sim.running("m"));
+}
+
+#[test]
+fn rule3_hold_until_ready_waits_for_readiness_threshold() {
+    let mut side = entry("side", Role::Sidecar);
+    side.readiness_probe = Some(ProbeSpec { success_threshold: 2, ..probe() });
+    let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+    sim.probe("side", ProbeKind::Readiness, true);
+    assert!(!sim.running("m"));
+    sim.probe("side", ProbeKind::Readiness, true);
+    assert!(sim.running("m"));
+}
+
+#[test]
+fn rule3_hold_until_started_ignores_readiness_as_kubernetes() {
+    let mut side = entry("side", Role::Sidecar);
+    side.readiness_probe = Some(probe());
+    side.hold_until = HoldUntil::Started;
+    let sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+    assert!(sim.running("m"));
+}
+
+#[test]
+fn rule3_liveness_never_holds_and_later_crashes_never_rerun_anything() {
+    let mut side = entry("side", Role::Sidecar);
+    side.liveness_probe = Some(probe());
+    let mut sim = Sim::new(pod(vec![entry("i", Role::Init), side, entry("m", Role::Main)]));
+    sim.exit("i", Exit::Code(0));
+    assert!(sim.running("m"));
+    sim.take_log();
+    sim.exit("side", Exit::Code(1));
+    assert_eq!(sim.take_log(), s(&["spawn side", "probe+ side Liveness"]));
+    assert!(sim.running("m"));
+}
+
+#[test]
+fn rule3_sidecar_that_dies_before_started_holds_the_sequence_until_it_restarts() {
+    let mut side = entry("side", Role::Sidecar);
+    side.startup_probe = Some(probe());
+    let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+    sim.exit("side", Exit::Code(1));
+    assert!(sim.running("side"));
+    sim.exit("side", Exit::Code(1));
+    assert!(!sim.running("side"));
+    sim.advance(Duration::from_secs(1));
+    sim.probe("side", ProbeKind::Startup, true);
+    assert!(sim.running("m"));
+}
+
+#[test]
+fn rule4_main_post_start_holds_the_next_main() {
+    let mut m1 = entry("m1", Role::Main);
+    m1.post_start = Some(HookSpec::Sleep(Duration::from_secs(1)));
+    let mut sim = Sim::new(pod(vec![m1, entry("m2", Role::Main), entry("m3", Role::Main)]));
+    assert_eq!(sim.take_log(), s(&["spawn m1", "hook m1 PostStart"]));
+    sim.hook("m1", HookKind::PostStart, true);
+    assert_eq!(sim.take_log(), s(&["spawn m2", "spawn m3"]));
+}
+
+// ----- Running (rules 5-8) -----
+
+#[test]
+fn rule5_sidecars_restart_after_any_exit_whatever_the_policy() {
+    let mut sim = Sim::new(pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]));
+    for exit in [Exit::Code(0), Exit::Code(2), Exit::Signal(KILL)] {
+        sim.exit("side", exit);
+        sim.advance(Duration::from_secs(10));
+        assert!(sim.running("side"), "after {exit}");
+    }
+    assert_eq!(sim.pod.status()[0].restarts, 3);
+}
+
+#[test]
+fn rule5_main_restart_policies() {
+    for (policy, exit, restarts) in [
+        (RestartPolicy::Never, Exit::Code(1), false),
+        (RestartPolicy::OnFailure, Exit::Code(0), false),
+        (RestartPolicy::OnFailure, Exit::Code(1), true),
+        (RestartPolicy::OnFailure, Exit::Signal(KILL), true),
+        (RestartPolicy::Always, Exit::Code(0), true),
+    ] {
+        let mut spec = pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]);
+        spec.restart_policy = policy;
+        let mut sim = Sim::new(spec);
+        sim.exit("m", exit);
+        assert_eq!(sim.running("m"), restarts, "{policy:?} {exit}");
+        assert!(sim.running("side"), "a main's restart touches nothing else");
+    }
+}
+
+#[test]
+fn rule5_on_failure_restarts_after_a_probe_kill_even_with_status_0() {
+    let mut m = entry("m", Role::Main);
+    m.liveness_probe = Some(ProbeSpec { failure_threshold: 1, ..probe() });
+    let mut spec = pod(vec![m]);
+    spec.restart_policy = RestartPolicy::OnFailure;
+    let mut sim = Sim::new(spec);
+    sim.probe("m", ProbeKind::Liveness, false);
+    sim.exit("m", Exit::Code(0));
+    assert!(sim.running("m"));
+}
+
+#[test]
+fn rule6_backoff_immediate_then_doubling_from_the_exit_and_reset() {
+    let mut sim = Sim::new(pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]));
+    sim.exit("side", Exit::Code(1));
+    assert!(sim.running("side"), "first restart immediate");
+    let mut waits = vec![];
+    for _ in 0..5 {
+        sim.exit("side", Exit::Code(1));
+        let start = sim.now;
+        while !sim.running("side") {
+            sim.advance(Duration::from_millis(100));
+        }
+        waits.push((sim.now - start).as_millis());
+    }
+    assert_eq!(waits, [1000, 2000, 4000, 8000, 8000]);
+    sim.advance(Duration::from_secs(60));
+    sim.exit("side", Exit::Code(1));
+    assert!(sim.running("side"), "after reset_after the restart is immediate again");
+}
+
+#[test]
+fn rule7_startup_probe_gates_liveness_and_readiness_and_its_failure_restarts() {
+    let mut side = entry("side", Role::Sidecar);
+    side.startup_probe = Some(ProbeSpec { failure_threshold: 2, ..probe() });
+    side.liveness_probe = Some(probe());
+    side.readiness_probe = Some(probe());
+    let spec = pod(vec![side, entry("m", Role::Main)]);
+    let mut sim = Sim::new(spec);
+    let log = sim.take_log();
+    assert!(!log.iter().any(|l| l.contains("Liveness") || l.contains("Readiness")), "{log:?}");
+    sim.probe("side", ProbeKind::Startup, false);
+    sim.probe("side", ProbeKind::Startup, false);
+    assert_eq!(sim.take_log(), s(&["stop side"]), "startup failure stops it even under Never");
+    sim.exit("side", Exit::Signal(TERM));
+    assert!(sim.running("side"));
+    sim.probe("side", ProbeKind::Startup, true);
+    assert_eq!(sim.take_log()[2..], s(&["probe+ side Liveness", "probe+ side Readiness"]));
+}
+
+#[test]
+fn rule7_liveness_failures_in_a_row_stop_then_sigkill_after_grace() {
+    let mut m = entry("m", Role::Main);
+    m.liveness_probe = Some(ProbeSpec { termination_grace_period: Some(Duration::from_secs(3)), ..probe() });
+    let mut spec = pod(vec![m]);
+    spec.restart_policy = RestartPolicy::Always;
+    let mut sim = Sim::new(spec);
+    sim.take_log();
+    sim.probe("m", ProbeKind::Liveness, false);
+    sim.probe("m", ProbeKind::Liveness, false);
+    sim.probe("m", ProbeKind::Liveness, true); // not in a row
+    sim.probe("m", ProbeKind::Liveness, false);
+    sim.probe("m", ProbeKind::Liveness, false);
+    assert!(sim.take_log().is_empty());
+    sim.probe("m", ProbeKind::Liveness, false);
+    assert_eq!(sim.take_log(), s(&["stop m"]));
+    sim.advance(Duration::from_millis(2999));
+    assert!(sim.take_log().is_empty());
+    sim.advance(Duration::from_millis(1));
+    assert_eq!(sim.take_log(), s(&["kill m"]));
+    sim.exit("m", Exit::Signal(KILL));
+    assert!(sim.running("m"));
+}
+
+#[test]
+fn rule7_pre_stop_runs_before_a_probe_kill() {
+    let mut m = entry("m", Role::Main);
+    m.liveness_probe = Some(ProbeSpec { failure_threshold: 1, ..probe() });
+    m.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(1)));
+    let mut sim = Sim::new(pod(vec![m]));
+    sim.take_log();
+    sim.probe("m", ProbeKind::Liveness, false);
+    assert_eq!(sim.take_log(), s(&["hook m PreStop"]));
+    sim.hook("m", HookKind::PreStop, false);
+    assert_eq!(sim.take_log(), s(&["stop m"]), "a failing pre_stop changes nothing else");
+}
+
+#[test]
+fn rule7_readiness_failures_never_kill() {
+    let mut m = entry("m", Role::Main);
+    m.readiness_probe = Some(ProbeSpec { failure_threshold: 1, ..probe() });
+    let mut sim = Sim::new(pod(vec![m]));
+    sim.take_log();
+    for _ in 0..10 {
+        sim.probe("m", ProbeKind::Readiness, false);
+    }
+    assert!(sim.take_log().is_empty());
+}
+
+#[test]
+fn rule8_readiness_thresholds_and_pod_readiness() {
+    let mut side = entry("side", Role::Sidecar);
+    side.readiness_probe = Some(ProbeSpec { success_threshold: 2, failure_threshold: 2, ..probe() });
+    side.hold_until = HoldUntil::Started;
+    let mut sim = Sim::new(pod(vec![entry("i", Role::Init), side, entry("m", Role::Main)]));
+    sim.exit("i", Exit::Code(0));
+    assert!(!sim.pod.is_ready());
+    sim.probe("side", ProbeKind::Readiness, true);
+    assert!(!sim.pod.is_ready());
+    sim.probe("side", ProbeKind::Readiness, true);
+    assert!(sim.pod.is_ready(), "init entries do not count");
+    sim.probe("side", ProbeKind::Readiness, false);
+    assert!(sim.pod.is_ready());
+    sim.probe("side", ProbeKind::Readiness, false);
+    assert!(!sim.pod.is_ready());
+    sim.probe("side", ProbeKind::Readiness, true);
+    sim.probe("side", ProbeKind::Readiness, true);
+    assert!(sim.pod.is_ready());
+    sim.event(Event::Terminate { signal: TERM });
+    assert!(!sim.pod.is_ready(), "not ready from the moment termination begins");
+}
+
+// ----- Termination (rules 9-13) -----
+
+#[test]
+fn rule9_completion_all_waits_for_every_main_any_for_the_first() {
+    let entries = || vec![entry("side", Role::Sidecar), entry("m1", Role::Main), entry("m2", Role::Main)];
+    let mut sim = Sim::new(pod(entries()));
+    sim.take_log();
+    sim.exit("m1", Exit::Code(0));
+    assert!(sim.take_log().is_empty());
+    sim.exit("m2", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["stop side"]));
+
+    let mut spec = pod(entries());
+    spec.completion = Completion::Any;
+    let mut sim = Sim::new(spec);
+    sim.take_log();
+    sim.exit("m1", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["stop m2"]));
+}
+
+#[test]
+fn rule9_nothing_restarts_once_termination_begins() {
+    let mut spec = pod(vec![entry("s1", Role::Sidecar), entry("s2", Role::Sidecar), entry("m", Role::Main)]);
+    spec.restart_policy = RestartPolicy::Always;
+    let mut sim = Sim::new(spec);
+    sim.exit("s1", Exit::Code(1)); // immediate restart
+    sim.exit("s1", Exit::Code(1)); // now in backoff
+    sim.take_log();
+    sim.event(Event::Terminate { signal: TERM });
+    sim.exit("m", Exit::Code(0));
+    sim.exit("s2", Exit::Code(0));
+    sim.advance(Duration::from_secs(100));
+    assert!(!sim.log.iter().any(|l| l.starts_with("spawn")), "{:?}", sim.log);
+    assert_eq!(sim.exit, Some(0));
+}
+
+#[test]
+fn rule9_startup_and_liveness_probes_stop_at_termination() {
+    let mut m = entry("m", Role::Main);
+    m.liveness_probe = Some(ProbeSpec { failure_threshold: 1, ..probe() });
+    m.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(5)));
+    let mut sim = Sim::new(pod(vec![m]));
+    sim.event(Event::Terminate { signal: TERM });
+    sim.take_log();
+    sim.probe("m", ProbeKind::Liveness, false);
+    assert!(sim.take_log().is_empty(), "a liveness failure during termination kills nothing");
+}
+
+#[test]
+fn rule10_mains_first_then_sidecars_one_at_a_time_in_reverse() {
+    let mut sim = Sim::new(pod(vec![
+        entry("s1", Role::Sidecar),
+        entry("s2", Role::Sidecar),
+        entry("s3", Role::Sidecar),
+        entry("m1", Role::Main),
+        entry("m2", Role::Main),
+    ]));
+    sim.take_log();
+    sim.event(Event::Terminate { signal: TERM });
+    assert_eq!(sim.take_log(), s(&["stop m1", "stop m2"]));
+    sim.exit("m1", Exit::Code(0));
+    assert!(sim.take_log().is_empty());
+    sim.exit("m2", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["stop s3"]));
+    sim.exit("s3", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["stop s2"]));
+    sim.exit("s2", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["stop s1"]));
+    sim.exit("s1", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["exit 0"]));
+}
+
+#[test]
+fn rule10_all_pre_stop_hooks_start_together_and_signals_wait_for_them() {
+    let mut s1 = entry("s1", Role::Sidecar);
+    s1.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(1)));
+    let mut m = entry("m", Role::Main);
+    m.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(1)));
+    let mut sim = Sim::new(pod(vec![s1, m]));
+    sim.take_log();
+    sim.event(Event::Terminate { signal: TERM });
+    assert_eq!(sim.take_log(), s(&["hook s1 PreStop", "hook m PreStop"]));
+    sim.hook("s1", HookKind::PreStop, true);
+    assert!(sim.take_log().is_empty(), "the sidecar's signal still waits for the main");
+    sim.hook("m", HookKind::PreStop, true);
+    assert_eq!(sim.take_log(), s(&["stop m"]));
+    sim.exit("m", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["stop s1"]));
+}
+
+#[test]
+fn rule10_sidecars_wait_for_a_running_init() {
+    let mut sim =
+        Sim::new(pod(vec![entry("side", Role::Sidecar), entry("init", Role::Init), entry("m", Role::Main)]));
+    sim.take_log();
+    sim.event(Event::Terminate { signal: TERM });
+    assert_eq!(sim.take_log(), s(&["stop init"]));
+    sim.exit("init", Exit::Signal(TERM));
+    assert_eq!(sim.take_log(), s(&["stop side"]));
+    sim.exit("side", Exit::Signal(TERM));
+    assert_eq!(sim.exit, Some(128 + TERM), "terminated by a signal before any main ran");
+}
+
+#[test]
+fn rule10_entries_not_running_are_not_waited_for() {
+    let mut s1 = entry("s1", Role::Sidecar);
+    s1.startup_probe = Some(probe());
+    let mut sim = Sim::new(pod(vec![entry("s0", Role::Sidecar), s1, entry("m", Role::Main)]));
+    sim.exit("s0", Exit::Code(1));
+    sim.exit("s0", Exit::Code(1)); // s0 in backoff
+    sim.take_log();
+    // s1 never passed its startup probe: stopped at once, nothing waits for it.
+    sim.event(Event::Terminate { signal: TERM });
+    assert_eq!(sim.take_log(), s(&["stop s1"]));
+    sim.exit("s1", Exit::Signal(TERM));
+    assert_eq!(sim.exit, Some(143));
+    assert!(sim.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn rule11_one_budget_with_two_second_floor_and_sigkill() {
+    let mut spec = pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]);
+    spec.termination_grace_period = Duration::from_secs(5);
+    let mut sim = Sim::new(spec);
+    sim.take_log();
+    sim.event(Event::Terminate { signal: TERM });
+    assert_eq!(sim.take_log(), s(&["stop m"]));
+    sim.advance(Duration::from_secs(4));
+    sim.exit("m", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["stop side"]));
+    // 1 s of budget is left, but the stop signal gets at least 2 s.
+    sim.advance(Duration::from_millis(1999));
+    assert!(sim.take_log().is_empty());
+    sim.advance(Duration::from_millis(1));
+    assert_eq!(sim.take_log(), s(&["kill side"]));
+    sim.exit("side", Exit::Signal(KILL));
+    assert_eq!(sim.exit, Some(0), "a sidecar's status during termination does not count");
+}
+
+#[test]
+fn rule11_spent_budget_signals_everyone_waiting_then_kills_two_seconds_later() {
+    let mut s1 = entry("s1", Role::Sidecar);
+    s1.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(100)));
+    let mut spec = pod(vec![s1, entry("s2", Role::Sidecar), entry("m", Role::Main)]);
+    spec.termination_grace_period = Duration::from_secs(3);
+    let mut sim = Sim::new(spec);
+    sim.take_log();
+    sim.event(Event::Terminate { signal: TERM });
+    assert_eq!(sim.take_log(), s(&["hook s1 PreStop", "stop m"]));
+    sim.advance(Duration::from_secs(3));
+    // m: signalled at 0, SIGKILL at the deadline; s1 (in its hook) and s2 (waiting): signalled now.
+    assert_eq!(sim.take_log(), s(&["kill m", "stop s1", "stop s2"]));
+    sim.advance(Duration::from_secs(2));
+    assert_eq!(sim.take_log(), s(&["kill s1", "kill s2"]));
+}
+
+#[test]
+fn rule12_second_sigint_spends_the_budget_repeated_sigterm_changes_nothing() {
+    let mut spec = pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]);
+    spec.termination_grace_period = Duration::from_secs(30);
+    let mut sim = Sim::new(spec.clone());
+    sim.take_log();
+    sim.event(Event::Terminate { signal: TERM });
+    sim.advance(Duration::from_millis(200));
+    sim.event(Event::Terminate { signal: TERM });
+    assert_eq!(sim.take_log(), s(&["stop m"]), "no second stop signal");
+    sim.advance(Duration::from_secs(29));
+    assert!(sim.take_log().is_empty(), "grace not cut");
+
+    let mut sim = Sim::new(spec);
+    sim.take_log();
+    sim.event(Event::Terminate { signal: libc::SIGINT });
+    sim.advance(Duration::from_millis(500));
+    sim.event(Event::Terminate { signal: libc::SIGINT });
+    assert_eq!(sim.take_log(), s(&["stop m", "stop side"]));
+    sim.advance(Duration::from_millis(1500));
+    assert_eq!(sim.take_log(), s(&["kill m"]), "m's 2 s floor counts from its own signal");
+    sim.advance(Duration::from_millis(500));
+    assert_eq!(sim.take_log(), s(&["kill side"]));
+}
+
+#[test]
+fn rule12_signals_are_forwarded_to_mains_only() {
+    let mut sim =
+        Sim::new(pod(vec![entry("side", Role::Sidecar), entry("m1", Role::Main), entry("m2", Role::Main)]));
+    sim.take_log();
+    sim.event(Event::Forward { signal: libc::SIGHUP });
+    assert_eq!(sim.take_log(), s(&["stop m1", "stop m2"]));
+}
+
+// ----- Exit status -----
+
+#[test]
+fn exit_status_first_failing_main_in_file_order() {
+    let mut sim =
+        Sim::new(pod(vec![entry("m1", Role::Main), entry("m2", Role::Main), entry("m3", Role::Main)]));
+    sim.exit("m3", Exit::Code(5));
+    sim.exit("m2", Exit::Signal(KILL));
+    sim.exit("m1", Exit::Code(0));
+    assert_eq!(sim.exit, Some(137));
+}
+
+#[test]
+fn exit_status_spawn_failure_is_127_or_126() {
+    let mut spec = pod(vec![entry("m", Role::Main)]);
+    spec.entries[0].argv = vec!["/nonexistent".into()];
+    let now = Instant::now();
+    let mut p = Pod::new(spec);
+    let a = p.start(now);
+    assert_eq!(a, vec![Action::Spawn { entry: 0, instance: 1 }]);
+    let a = p.handle(Event::SpawnFailed { entry: 0, instance: 1, status: 127 }, now);
+    assert!(a.contains(&Action::Exit { status: 127 }), "{a:?}");
+}
+
+#[test]
+fn stale_events_are_ignored() {
+    let mut sim = Sim::new(pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]));
+    let side = sim.id("side");
+    sim.exit("side", Exit::Code(1));
+    sim.take_log();
+    // An old instance's probe result and exit change nothing.
+    sim.event(Event::Probe { entry: side, instance: 1, kind: ProbeKind::Liveness, ok: false });
+    sim.event(Event::Exited { entry: side, instance: 1, exit: Exit::Code(1) });
+    sim.event(Event::Timer(Timer::Stop(side, 1)));
+    assert!(sim.take_log().is_empty());
+}

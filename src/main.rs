@@ -1,0 +1,83 @@
+//! podinit's entry point: the only place that prints a fatal error and picks the
+//! exit status (SPEC "Exit status of podinit": 2 for usage and configuration).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use podinit::cli::{Cli, Command};
+use podinit::exit_status::USAGE;
+use podinit::spec::{self, LoadOptions};
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        // As PID 1 a silent death kills the container: say why, at least.
+        eprintln!("podinit | error: internal error (a bug): {info}");
+    }));
+    let cli = Cli::parse();
+    podinit::logging::init();
+    let is_root = nix::unistd::geteuid().is_root();
+    match cli.command {
+        Some(Command::Check { config, argv }) => {
+            let config = config.or(cli.config);
+            match spec::load(config.as_deref(), &LoadOptions { command: argv, is_root }) {
+                Ok(spec) => {
+                    let name =
+                        config.map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
+                    print!("{name}: valid\n{}", podinit::plan::render(&spec));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => config_error(&e),
+            }
+        }
+        None => {
+            if cli.config.is_none() && cli.argv.is_empty() {
+                eprintln!("podinit: nothing to run: give --config FILE (or PODINIT_CONFIG), or a command after `--`\n\nUsage: podinit [--config FILE] [-- COMMAND [ARG...]]\n       podinit check --config FILE");
+                return ExitCode::from(USAGE as u8);
+            }
+            let spec = match spec::load(cli.config.as_deref(), &LoadOptions { command: cli.argv, is_root }) {
+                Ok(spec) => spec,
+                Err(e) => return config_error(&e),
+            };
+            let status = run(spec);
+            ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1))
+        }
+    }
+}
+
+fn config_error(e: &spec::ConfigError) -> ExitCode {
+    for issue in &e.0 {
+        eprintln!("podinit: config error: {issue}");
+    }
+    ExitCode::from(USAGE as u8)
+}
+
+fn run(spec: spec::PodSpec) -> i32 {
+    if std::process::id() != 1 {
+        // SPEC §3: not PID 1 (e.g. under `docker run --init`), orphans must still
+        // come to podinit to be reaped.
+        if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
+            tracing::warn!("cannot become child subreaper: {e}; orphans will not be reaped");
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("podinit: error: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    // Signals are registered before anything is spawned, so that no SIGCHLD or
+    // SIGTERM is missed (their handlers need the runtime's reactor).
+    let signals = {
+        let _guard = runtime.enter();
+        match signal_hook_tokio::Signals::new(podinit::supervisor::HANDLED) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("podinit: error: cannot install signal handlers: {e}");
+                return 1;
+            }
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, podinit::supervisor::run(spec, signals))
+}

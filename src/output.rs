@@ -1,0 +1,188 @@
+//! Copies each entry's stdout and stderr to podinit's own (SPEC §4, `prefixed`).
+//!
+//! One pump task per child pipe splits what it reads into lines and puts
+//! `NAME | ` in front of each; one writer thread per podinit descriptor (1 and
+//! 2) writes what the pumps send. Between them a bounded channel: when podinit's
+//! stdout is slow, the pumps stop reading and the children block on their pipes
+//! (back-pressure) instead of podinit buffering without limit, while the event
+//! loop, which never writes to stdout, keeps supervising. A write error (EPIPE
+//! when stdout is closed) is ignored, so a closed stdout never stops podinit.
+//!
+//! Memory is bounded: a read is at most [`READ_SIZE`] bytes, and a line longer
+//! than [`MAX_LINE`] is written in pieces, each prefixed. Nothing is lost: a pump
+//! runs to end of file, a last line without newline gets one, and podinit waits
+//! for the pumps and writers before it exits.
+
+use std::fs::File;
+use std::io::Write;
+use std::mem::ManuallyDrop;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::mpsc as std_mpsc;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::sync::mpsc;
+
+/// Bytes read from a child pipe at once.
+pub const READ_SIZE: usize = 64 * 1024;
+/// Longest line written whole (bytes, without prefix); longer ones are split.
+pub const MAX_LINE: usize = 64 * 1024;
+/// Buffers in flight between the pumps and one writer thread.
+const CHANNEL_DEPTH: usize = 64;
+
+/// Which of podinit's descriptors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// The two writer threads.
+#[derive(Debug)]
+pub struct Output {
+    stdout: Writer,
+    stderr: Writer,
+}
+
+#[derive(Debug)]
+struct Writer {
+    tx: mpsc::Sender<Vec<u8>>,
+    done: std_mpsc::Receiver<()>,
+}
+
+impl Writer {
+    fn start(fd: i32) -> Writer {
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(CHANNEL_DEPTH);
+        let (done_tx, done) = std_mpsc::channel();
+        let spawned = std::thread::Builder::new().name(format!("podinit-out-{fd}")).spawn(move || {
+            // SAFETY: fd 1 or 2 stays open for the life of podinit; ManuallyDrop
+            // keeps this File from closing it.
+            let file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
+            while let Some(buf) = rx.blocking_recv() {
+                // EPIPE and friends: drop the data and go on (SPEC: a closed
+                // stdout must not stop podinit).
+                let _ = (&*file).write_all(&buf);
+            }
+            let _ = done_tx.send(());
+        });
+        if let Err(e) = spawned {
+            tracing::error!("cannot start output thread: {e}");
+        }
+        Writer { tx, done }
+    }
+}
+
+impl Output {
+    /// Starts the writer threads for fd 1 and 2.
+    pub fn start() -> Output {
+        Output { stdout: Writer::start(1), stderr: Writer::start(2) }
+    }
+
+    /// Starts a pump from `fd` (a child's pipe) to `stream`, each line behind `prefix`.
+    /// Returns the task's handle, done when the pipe reached end of file.
+    pub fn pump(&self, fd: OwnedFd, stream: Stream, prefix: Vec<u8>) -> Option<tokio::task::JoinHandle<()>> {
+        let tx = match stream {
+            Stream::Stdout => self.stdout.tx.clone(),
+            Stream::Stderr => self.stderr.tx.clone(),
+        };
+        match pipe::Receiver::from_owned_fd(fd) {
+            Ok(rx) => Some(tokio::task::spawn_local(pump(rx, prefix, tx))),
+            Err(e) => {
+                tracing::error!("cannot read child output: {e}");
+                None
+            }
+        }
+    }
+
+    /// Lets the writers finish what they have, waiting at most until `deadline`.
+    pub fn close(self, deadline: Instant) {
+        let Output { stdout, stderr } = self;
+        for w in [stdout, stderr] {
+            drop(w.tx);
+            let left = deadline.saturating_duration_since(Instant::now());
+            let _ = w.done.recv_timeout(left.max(Duration::from_millis(1)));
+        }
+    }
+}
+
+/// Splits `data` into prefixed lines appended to `out`, carrying an unfinished
+/// line in `carry` (never longer than [`MAX_LINE`]).
+pub fn frame_lines(prefix: &[u8], carry: &mut Vec<u8>, mut data: &[u8], out: &mut Vec<u8>) {
+    while let Some(i) = data.iter().position(|&b| b == b'\n') {
+        out.extend_from_slice(prefix);
+        out.append(carry);
+        out.extend_from_slice(&data[..=i]);
+        data = &data[i + 1..];
+    }
+    while carry.len() + data.len() >= MAX_LINE {
+        let take = MAX_LINE - carry.len();
+        out.extend_from_slice(prefix);
+        out.append(carry);
+        out.extend_from_slice(&data[..take]);
+        out.push(b'\n');
+        data = &data[take..];
+    }
+    carry.extend_from_slice(data);
+}
+
+async fn pump(mut rx: pipe::Receiver, prefix: Vec<u8>, tx: mpsc::Sender<Vec<u8>>) {
+    let mut buf = vec![0u8; READ_SIZE];
+    let mut carry = Vec::new();
+    loop {
+        let n = match rx.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let mut out = Vec::with_capacity(n + 4 * prefix.len());
+        frame_lines(&prefix, &mut carry, &buf[..n], &mut out);
+        if !out.is_empty() && tx.send(out).await.is_err() {
+            return;
+        }
+    }
+    if !carry.is_empty() {
+        let mut out = prefix;
+        out.append(&mut carry);
+        out.push(b'\n');
+        let _ = tx.send(out).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_prefixed_and_partial_lines_carried() {
+        let mut carry = Vec::new();
+        let mut out = Vec::new();
+        frame_lines(b"a | ", &mut carry, b"one\ntw", &mut out);
+        assert_eq!(out, b"a | one\n");
+        assert_eq!(carry, b"tw");
+        out.clear();
+        frame_lines(b"a | ", &mut carry, b"o\n\nthree", &mut out);
+        assert_eq!(out, b"a | two\na | \n");
+        assert_eq!(carry, b"three");
+    }
+
+    #[test]
+    fn long_lines_are_split_and_memory_bounded() {
+        let mut carry = Vec::new();
+        let mut out = Vec::new();
+        let big = vec![b'x'; MAX_LINE * 2 + 10];
+        frame_lines(b"p | ", &mut carry, &big, &mut out);
+        assert_eq!(out.len(), 2 * (4 + MAX_LINE + 1));
+        assert_eq!(carry.len(), 10);
+        assert!(carry.len() < MAX_LINE);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_pass_through() {
+        let mut carry = Vec::new();
+        let mut out = Vec::new();
+        frame_lines(b"p | ", &mut carry, b"\xff\xfe\x00ok\n", &mut out);
+        assert_eq!(out, b"p | \xff\xfe\x00ok\n");
+    }
+}

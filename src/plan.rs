@@ -1,0 +1,126 @@
+//! `podinit check`: the start plan of a validated pod, as text.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use crate::config::{HoldUntil, Role};
+use crate::spec::{EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
+
+/// A command as a shell would read it back (arguments with blanks quoted).
+fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"/-_.=:,+@%".contains(&b)) {
+                a.clone()
+            } else {
+                format!("{a:?}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn dur(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+fn probe(kind: &str, p: &ProbeSpec) -> String {
+    let what = match &p.action {
+        ProbeAction::Exec { argv } => format!("exec {}", shell_words(argv)),
+        ProbeAction::TcpSocket { host, port } => format!("tcp {host}:{port}"),
+        ProbeAction::HttpGet(g) => {
+            format!("http_get {:?}://{}:{}{}", g.scheme, g.host, g.port, g.path).to_lowercase()
+        }
+        ProbeAction::Grpc { host, port, service } => format!("grpc {host}:{port} {service:?}"),
+    };
+    let mut s = format!("{kind} probe: {what}, every {}, timeout {}", dur(p.period), dur(p.timeout));
+    if !p.initial_delay.is_zero() {
+        let _ = write!(s, ", after {}", dur(p.initial_delay));
+    }
+    let _ = write!(s, ", fails after {}", p.failure_threshold);
+    if p.success_threshold > 1 {
+        let _ = write!(s, ", passes after {}", p.success_threshold);
+    }
+    s
+}
+
+fn hook(kind: &str, h: &HookSpec) -> String {
+    match h {
+        HookSpec::Exec { argv } => format!("{kind}: exec {}", shell_words(argv)),
+        HookSpec::HttpGet(g) => format!("{kind}: http_get {}:{}{}", g.host, g.port, g.path),
+        HookSpec::Sleep(d) => format!("{kind}: sleep {}", dur(*d)),
+    }
+}
+
+fn details(e: &EntrySpec) -> Vec<String> {
+    let mut d = Vec::new();
+    if e.role == Role::Sidecar {
+        d.push(match e.hold_until {
+            HoldUntil::Ready => "holds the sequence until ready".to_owned(),
+            HoldUntil::Started => "holds the sequence until started".to_owned(),
+        });
+    }
+    for (k, p) in
+        [("startup", &e.startup_probe), ("readiness", &e.readiness_probe), ("liveness", &e.liveness_probe)]
+    {
+        if let Some(p) = p {
+            d.push(probe(k, p));
+        }
+    }
+    for (k, h) in [("post_start", &e.post_start), ("pre_stop", &e.pre_stop)] {
+        if let Some(h) = h {
+            d.push(hook(k, h));
+        }
+    }
+    if e.stop_signal != libc::SIGTERM {
+        d.push(format!("stop signal {}", crate::signals::name(e.stop_signal)));
+    }
+    if let Some(u) = &e.user {
+        d.push(format!("user {}:{}", u.uid, u.gid));
+    }
+    if let Some(w) = &e.working_dir {
+        d.push(format!("working_dir {}", w.display()));
+    }
+    d
+}
+
+/// The plan: pod settings, then the ordered sequence, then the mains.
+pub fn render(spec: &PodSpec) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "pod: restart_policy {:?}, completion {:?}, termination_grace_period {}, backoff {} doubling to {} (reset after {})",
+        spec.restart_policy,
+        spec.completion,
+        dur(spec.termination_grace_period),
+        dur(spec.backoff.initial),
+        dur(spec.backoff.max),
+        dur(spec.backoff.reset_after),
+    )
+    .map(|()| ());
+    let s = s.replace("completion All", "completion all").replace("completion Any", "completion any");
+    let mut s = s;
+    let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    let mut step = 0;
+    let line = |s: &mut String, step: usize, e: &EntrySpec| {
+        let role = format!("{:?}", e.role).to_lowercase();
+        let _ = writeln!(s, "{step:>3}. {:width$}  {role:<7}  {}", e.name, shell_words(&e.argv));
+        for d in details(e) {
+            let _ = writeln!(s, "     {:width$}           {d}", "");
+        }
+    };
+    let _ = writeln!(s, "start sequence, one at a time:");
+    for e in spec.entries.iter().filter(|e| e.role != Role::Main) {
+        step += 1;
+        line(&mut s, step, e);
+    }
+    if step == 0 {
+        let _ = writeln!(s, "     (none)");
+    }
+    let _ = writeln!(s, "then the mains, together:");
+    for e in spec.entries.iter().filter(|e| e.role == Role::Main) {
+        step += 1;
+        line(&mut s, step, e);
+    }
+    s
+}

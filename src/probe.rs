@@ -1,0 +1,222 @@
+//! Runs probe attempts and hooks: exec, tcp_socket, http_get (and sleep hooks).
+//!
+//! One attempt gives one bool; counting thresholds and deciding what a result
+//! means is `lifecycle.rs`'s job. An attempt that outlives its timeout is a
+//! failure, and an exec attempt's whole process group is then killed (Kubernetes
+//! does the same since 1.20, `ExecProbeTimeout`). Exec attempts are spawned and
+//! reaped through the reaper like everything else, never waited on here.
+//!
+//! The HTTP client is a few dozen lines of HTTP/1.1 on purpose: a probe needs a
+//! status line and a `Location` header, not a client library (hyper's http1
+//! client alone is ~230 KB of the static binary, STYLE.md). As in Kubernetes:
+//! success is a status of 200-399; a redirect is followed only to the same host
+//! and port, at most 10 times, and a redirect elsewhere counts as success
+//! (kubernetes.io "Configure Probes", HTTP probes).
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+
+use crate::reaper::{Reaper, Waiter};
+use crate::spawn::{command, spawn, Stdio3};
+use crate::spec::{EntrySpec, HttpGet, ProbeAction};
+
+/// Most bytes of an HTTP response head read before giving up on it.
+const MAX_HEAD: usize = 16 * 1024;
+/// Most redirects followed (as Go's client, which the kubelet uses).
+const MAX_REDIRECTS: usize = 10;
+
+/// One attempt of `action` for `entry`, bounded by `timeout`. `true` on success.
+pub async fn attempt(
+    reaper: &Rc<Reaper>,
+    entry: &EntrySpec,
+    action: &ProbeAction,
+    timeout: Duration,
+) -> bool {
+    match action {
+        ProbeAction::Exec { argv } => exec(reaper, entry, argv, Some(timeout)).await,
+        ProbeAction::TcpSocket { host, port } => {
+            matches!(
+                tokio::time::timeout(timeout, TcpStream::connect((host.as_str(), *port))).await,
+                Ok(Ok(_))
+            )
+        }
+        ProbeAction::HttpGet(get) => tokio::time::timeout(timeout, http_get(get)).await.unwrap_or(false),
+        ProbeAction::Grpc { .. } => {
+            tracing::warn!("{}: grpc probes are not supported yet; counted as failure", entry.name);
+            false
+        }
+    }
+}
+
+/// Kills an exec attempt's process group if the attempt is dropped unfinished
+/// (timeout, or its probe was stopped).
+struct KillOnDrop(Option<i32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+}
+
+/// Runs `argv` with the entry's environment, directory and user; `true` when it
+/// exits 0 within `timeout` (no limit when `None`).
+pub async fn exec(
+    reaper: &Rc<Reaper>,
+    entry: &EntrySpec,
+    argv: &[String],
+    timeout: Option<Duration>,
+) -> bool {
+    let (tx, rx) = oneshot::channel();
+    let cmd = command(entry, argv, Stdio3::Null);
+    let child = match spawn(reaper, cmd, &argv[0], Waiter::Task(tx)) {
+        Ok(child) => child,
+        Err((_, why)) => {
+            tracing::debug!("{}: probe/hook {why}", entry.name);
+            return false;
+        }
+    };
+    let mut guard = KillOnDrop(i32::try_from(child.id()).ok());
+    let result = match timeout {
+        Some(t) => tokio::time::timeout(t, rx).await,
+        None => Ok(rx.await),
+    };
+    match result {
+        Ok(Ok(exit)) => {
+            guard.0 = None;
+            exit.success()
+        }
+        // Timed out: the guard kills the group; the reaper reaps it later.
+        _ => false,
+    }
+}
+
+/// One HTTP GET with redirects; `true` for a final status of 200-399.
+pub async fn http_get(get: &HttpGet) -> bool {
+    let mut path = get.path.clone();
+    for _ in 0..=MAX_REDIRECTS {
+        let (status, location) = match request(get, &path).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::debug!("http probe {}:{}{path}: {e}", get.host, get.port);
+                return false;
+            }
+        };
+        if !(300..400).contains(&status) {
+            return (200..400).contains(&status);
+        }
+        match location.and_then(|l| same_host_path(get, &l)) {
+            Some(next) => path = next,
+            // A redirect elsewhere (or without Location): the 3xx itself counts.
+            None => return true,
+        }
+    }
+    true
+}
+
+/// The path to follow when `location` stays on the probed host and port.
+fn same_host_path(get: &HttpGet, location: &str) -> Option<String> {
+    if location.starts_with('/') {
+        return Some(location.to_owned());
+    }
+    let rest = location.strip_prefix("http://")?;
+    let (authority, path) =
+        rest.split_once('/').map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) => (h, p.parse::<u16>().ok()?),
+        None => (authority, 80),
+    };
+    (host == get.host && port == get.port).then_some(path)
+}
+
+async fn request(get: &HttpGet, path: &str) -> std::io::Result<(u16, Option<String>)> {
+    if get.scheme == crate::config::Scheme::Https {
+        return Err(std::io::Error::other("https probes are not supported yet"));
+    }
+    let mut stream = TcpStream::connect((get.host.as_str(), get.port)).await?;
+    let mut req = format!("GET {path} HTTP/1.1\r\n");
+    let has = |name: &str| get.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+    if !has("host") {
+        req.push_str(&format!("Host: {}:{}\r\n", get.host, get.port));
+    }
+    if !has("user-agent") {
+        req.push_str(concat!("User-Agent: podinit/", env!("CARGO_PKG_VERSION"), "\r\n"));
+    }
+    if !has("accept") {
+        req.push_str("Accept: */*\r\n");
+    }
+    for (k, v) in &get.headers {
+        if !v.is_empty() {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+    }
+    req.push_str("Connection: close\r\n\r\n");
+    stream.write_all(req.as_bytes()).await?;
+    let mut head = Vec::with_capacity(1024);
+    let mut buf = [0u8; 2048];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    parse_head(&head).ok_or_else(|| std::io::Error::other("malformed HTTP response"))
+}
+
+/// Status code and `Location` of a response head.
+fn parse_head(head: &[u8]) -> Option<(u16, Option<String>)> {
+    let text = String::from_utf8_lossy(head);
+    let mut lines = text.split("\r\n");
+    let status_line = lines.next()?;
+    let mut parts = status_line.split_whitespace();
+    if !parts.next()?.starts_with("HTTP/") {
+        return None;
+    }
+    let status = parts.next()?.parse().ok()?;
+    let location = lines
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("location"))
+        .map(|(_, v)| v.trim().to_owned());
+    Some((status, location))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get() -> HttpGet {
+        HttpGet {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            path: "/".into(),
+            scheme: crate::config::Scheme::Http,
+            headers: vec![],
+        }
+    }
+
+    #[test]
+    fn parses_status_and_location() {
+        let head = b"HTTP/1.1 302 Found\r\nServer: x\r\nlocation: /next\r\n\r\n";
+        assert_eq!(parse_head(head), Some((302, Some("/next".into()))));
+        assert_eq!(parse_head(b"HTTP/1.0 200 OK\r\n\r\n"), Some((200, None)));
+        assert_eq!(parse_head(b"garbage"), None);
+    }
+
+    #[test]
+    fn redirects_only_to_same_host() {
+        let g = get();
+        assert_eq!(same_host_path(&g, "/a"), Some("/a".into()));
+        assert_eq!(same_host_path(&g, "http://127.0.0.1:8080/b"), Some("/b".into()));
+        assert_eq!(same_host_path(&g, "http://127.0.0.1:9090/b"), None);
+        assert_eq!(same_host_path(&g, "http://example.com/b"), None);
+    }
+}

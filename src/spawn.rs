@@ -1,0 +1,100 @@
+//! Starts processes: an entry's instance or an exec probe/hook.
+//!
+//! Each process gets its own process group (SPEC §3), default signal
+//! dispositions and an empty signal mask, its `user` (supplementary groups, then
+//! gid, then uid: dropping the uid first would forbid the rest), and the entry's
+//! environment and working directory. What runs in the child between fork and
+//! exec is raw system calls only: no allocation, no locks, no logging.
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+
+use crate::exit_status::{CANNOT_EXECUTE, NOT_FOUND};
+use crate::reaper::{Reaper, Waiter};
+use crate::spec::EntrySpec;
+
+/// Where a new process's stdio goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stdio3 {
+    /// stdin /dev/null, stdout and stderr piped to podinit (prefixed, json).
+    Piped,
+    /// stdin /dev/null, stdout and stderr are podinit's own (raw).
+    Inherit,
+    /// stdin is podinit's own too (the first main), stdout and stderr piped.
+    PipedWithStdin,
+    /// stdin is podinit's own, stdout and stderr too.
+    InheritWithStdin,
+    /// Everything /dev/null (probes and hooks).
+    Null,
+}
+
+/// Builds the command for `argv` with `entry`'s environment, directory and user.
+pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]);
+    cmd.envs(entry.env.iter().map(|(k, v)| (k, v)));
+    if let Some(dir) = &entry.working_dir {
+        cmd.current_dir(dir);
+    }
+    let (stdin, out_piped) = match stdio {
+        Stdio3::Piped => (false, Some(true)),
+        Stdio3::Inherit => (false, Some(false)),
+        Stdio3::PipedWithStdin => (true, Some(true)),
+        Stdio3::InheritWithStdin => (true, Some(false)),
+        Stdio3::Null => (false, None),
+    };
+    cmd.stdin(if stdin { Stdio::inherit() } else { Stdio::null() });
+    match out_piped {
+        Some(true) => {
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        }
+        Some(false) => {
+            cmd.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+        }
+        None => {
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        }
+    }
+    cmd.process_group(0);
+    let user = entry.user.clone();
+    // SAFETY: the closure runs between fork and exec and makes only raw,
+    // async-signal-safe system calls on data prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            crate::signals::reset_for_child()?;
+            if let Some(u) = &user {
+                if libc::setgroups(u.groups.len(), u.groups.as_ptr()) != 0
+                    || libc::setgid(u.gid) != 0
+                    || libc::setuid(u.uid) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// Spawns and registers a process.
+///
+/// # Errors
+/// `(status, message)`: 127 when the program is not found, 126 when it cannot be
+/// executed, with a message that names the path.
+pub fn spawn(
+    reaper: &Reaper,
+    mut cmd: Command,
+    program: &str,
+    waiter: Waiter,
+) -> Result<Child, (i32, String)> {
+    reaper.spawn(&mut cmd, waiter).map_err(|e| {
+        let status = if e.kind() == io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE };
+        let why = match e.kind() {
+            io::ErrorKind::NotFound => "not found".to_owned(),
+            io::ErrorKind::PermissionDenied => "permission denied (not executable?)".to_owned(),
+            _ => e.to_string(),
+        };
+        (status, format!("cannot run {program:?}: {why}"))
+    })
+}

@@ -1,0 +1,745 @@
+//! The validated pod: what podinit will run, built from `config.rs` types.
+//!
+//! Every rule of SPEC §1 that a TOML schema cannot say lives here: names are DNS
+//! labels and unique, probes only on sidecars and mains (KEP-753 R2), a
+//! `success_threshold` of 1 on liveness and startup probes (as the Kubernetes API
+//! validation), non-empty commands, `user` only when podinit is root, exactly one
+//! handler per probe or hook, at least one main. All errors are collected and
+//! reported at once, each with file, line, column and key; nothing is started
+//! when there is one. This module reads files (the config, `env_file`,
+//! /etc/passwd) but starts nothing.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toml::Spanned;
+
+use crate::config::{
+    Completion, HoldUntil, LogMode, RawCommand, RawConfig, RawExec, RawHook, RawHttpGet, RawProbe,
+    RawProcess, RestartPolicy, Role, Scheme,
+};
+use crate::locate::locate;
+
+/// Default `[pod] termination_grace_period`: 7 s, so that with the 2 s floor the
+/// whole shutdown ends inside the 10 s that `docker stop` and Compose allow.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(7);
+
+/// Least time between a stop signal and SIGKILL (KEP-753 R35,
+/// `minimumGracePeriodInSeconds` in the kubelet).
+pub const MIN_STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// The whole pod, validated.
+#[derive(Debug, Clone)]
+pub struct PodSpec {
+    pub restart_policy: RestartPolicy,
+    /// Budget of a whole termination, all phases together.
+    pub termination_grace_period: Duration,
+    pub completion: Completion,
+    pub backoff: BackoffSpec,
+    pub log: LogMode,
+    pub status_socket: Option<PathBuf>,
+    /// Every entry in file order (the CLI's command, if any, last).
+    pub entries: Vec<EntrySpec>,
+}
+
+/// `[pod] backoff`: first restart immediate, then `initial` doubling to `max`;
+/// the count starts over after an instance ran `reset_after`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackoffSpec {
+    pub initial: Duration,
+    pub max: Duration,
+    pub reset_after: Duration,
+}
+
+impl Default for BackoffSpec {
+    fn default() -> Self {
+        BackoffSpec {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+            reset_after: Duration::from_secs(600),
+        }
+    }
+}
+
+/// One process entry.
+#[derive(Debug, Clone)]
+pub struct EntrySpec {
+    pub name: String,
+    pub role: Role,
+    /// Program and arguments; a shell string has become `["/bin/sh", "-c", s]`.
+    pub argv: Vec<String>,
+    /// Added to podinit's own environment: `env_file` first, then `env`.
+    pub env: Vec<(String, String)>,
+    pub working_dir: Option<PathBuf>,
+    pub user: Option<UserSpec>,
+    pub hold_until: HoldUntil,
+    pub stop_signal: i32,
+    pub log: LogMode,
+    pub startup_probe: Option<ProbeSpec>,
+    pub readiness_probe: Option<ProbeSpec>,
+    pub liveness_probe: Option<ProbeSpec>,
+    pub post_start: Option<HookSpec>,
+    pub pre_stop: Option<HookSpec>,
+    pub oom_score_adj: Option<i32>,
+}
+
+/// Resolved `user`: uid, primary gid and supplementary groups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserSpec {
+    pub uid: u32,
+    pub gid: u32,
+    pub groups: Vec<u32>,
+}
+
+/// A probe with Kubernetes' fields and defaults (kubernetes.io "Configure
+/// Liveness, Readiness and Startup Probes").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeSpec {
+    pub action: ProbeAction,
+    /// Time after the process started before the first probe. Default 0 s.
+    pub initial_delay: Duration,
+    /// Time between probes. Default 10 s.
+    pub period: Duration,
+    /// Time one attempt may take before it counts as a failure. Default 1 s.
+    pub timeout: Duration,
+    /// Consecutive successes to count as passing. Default 1.
+    pub success_threshold: u32,
+    /// Consecutive failures to count as failing. Default 3.
+    pub failure_threshold: u32,
+    /// Grace of the stop a liveness/startup failure causes; pod's when `None`.
+    pub termination_grace_period: Option<Duration>,
+}
+
+/// What a probe does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeAction {
+    Exec { argv: Vec<String> },
+    TcpSocket { host: String, port: u16 },
+    HttpGet(HttpGet),
+    Grpc { host: String, port: u16, service: String },
+}
+
+/// An HTTP GET of a probe or hook. Success: status 200-399.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpGet {
+    pub host: String,
+    pub port: u16,
+    pub path: String,
+    pub scheme: Scheme,
+    pub headers: Vec<(String, String)>,
+}
+
+/// A lifecycle hook (`post_start`, `pre_stop`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookSpec {
+    Exec { argv: Vec<String> },
+    HttpGet(HttpGet),
+    Sleep(Duration),
+}
+
+/// Where the start plan came from, for messages.
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    /// The config file as named on the command line; `None` for a plain init.
+    pub path: Option<PathBuf>,
+    pub text: String,
+}
+
+/// One problem in the configuration, with its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigIssue {
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else if self.key.is_empty() {
+            write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.message)
+        } else {
+            write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.col, self.key, self.message)
+        }
+    }
+}
+
+/// Every problem found in one configuration; the pod was not started.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct ConfigError(pub Vec<ConfigIssue>);
+
+/// Settings that come from outside the file.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The command after `--`, added as a main named `main`.
+    pub command: Vec<String>,
+    /// Whether podinit runs as root (decides if `user` is allowed).
+    pub is_root: bool,
+}
+
+/// Reads and validates the config file at `path` (if any) plus the command line.
+///
+/// # Errors
+/// A [`ConfigError`] listing every problem: unreadable file, TOML syntax, unknown
+/// key, bad value, or a broken rule of SPEC §1.
+pub fn load(path: Option<&Path>, opts: &LoadOptions) -> Result<PodSpec, ConfigError> {
+    let source = match path {
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(text) => Source { path: Some(p.to_owned()), text },
+            Err(e) => {
+                return Err(ConfigError(vec![ConfigIssue {
+                    file: p.display().to_string(),
+                    line: 0,
+                    col: 0,
+                    key: String::new(),
+                    message: format!("cannot read config file: {e}"),
+                }]))
+            }
+        },
+        None => Source::default(),
+    };
+    from_source(&source, opts)
+}
+
+/// Validates config text (already read) plus the command line.
+///
+/// # Errors
+/// As [`load`].
+pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, ConfigError> {
+    let file = source.path.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
+    let mut v = Validator { src: &source.text, file, issues: Vec::new(), opts };
+    let raw: RawConfig = match toml::from_str(&source.text) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let offset = e.span().map_or(0, |s| s.start);
+            v.at(offset, e.message().trim().to_owned());
+            return Err(ConfigError(v.issues));
+        }
+    };
+    let spec = v.pod(raw);
+    if v.issues.is_empty() {
+        Ok(spec)
+    } else {
+        Err(ConfigError(v.issues))
+    }
+}
+
+struct Validator<'a> {
+    src: &'a str,
+    file: String,
+    issues: Vec<ConfigIssue>,
+    opts: &'a LoadOptions,
+}
+
+impl Validator<'_> {
+    fn at(&mut self, offset: usize, message: String) {
+        let place = locate(self.src, offset);
+        self.issues.push(ConfigIssue {
+            file: self.file.clone(),
+            line: place.line,
+            col: place.col,
+            key: place.key,
+            message,
+        });
+    }
+
+    fn nowhere(&mut self, message: String) {
+        self.issues.push(ConfigIssue {
+            file: self.file.clone(),
+            line: 0,
+            col: 0,
+            key: String::new(),
+            message,
+        });
+    }
+
+    fn pod(&mut self, raw: RawConfig) -> PodSpec {
+        let pod = raw.pod.unwrap_or_default();
+        let backoff = pod.backoff.unwrap_or_default();
+        let defaults = BackoffSpec::default();
+        let backoff = BackoffSpec {
+            initial: backoff.initial.map_or(defaults.initial, |d| d.into_inner().0),
+            max: backoff.max.map_or(defaults.max, |d| d.into_inner().0),
+            reset_after: backoff.reset_after.map_or(defaults.reset_after, |d| d.into_inner().0),
+        };
+        let log = pod.log.unwrap_or(LogMode::Prefixed);
+        let mut entries = Vec::new();
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for p in raw.process {
+            let start = p.span().start;
+            if let Some(e) = self.entry(p.into_inner(), start, log) {
+                if let Some(&first) = seen.get(&e.name) {
+                    let line = locate(self.src, first).line;
+                    let at = self.name_offset(start);
+                    self.at(at, format!("duplicate name {:?} (first used on line {line})", e.name));
+                } else {
+                    seen.insert(e.name.clone(), self.name_offset(start));
+                }
+                entries.push(e);
+            }
+        }
+        if !self.opts.command.is_empty() {
+            if seen.contains_key("main") {
+                let at = seen["main"];
+                self.at(
+                    at,
+                    "the name \"main\" is taken by the command given after `--`; rename this entry".into(),
+                );
+            }
+            entries.push(EntrySpec {
+                name: "main".into(),
+                role: Role::Main,
+                argv: self.opts.command.clone(),
+                env: Vec::new(),
+                working_dir: None,
+                user: None,
+                hold_until: HoldUntil::Ready,
+                stop_signal: libc::SIGTERM,
+                log,
+                startup_probe: None,
+                readiness_probe: None,
+                liveness_probe: None,
+                post_start: None,
+                pre_stop: None,
+                oom_score_adj: None,
+            });
+        }
+        if self.issues.is_empty() && !entries.iter().any(|e| e.role == Role::Main) {
+            self.nowhere(
+                "no main to run: give a [[process]] with role = \"main\" (the default role) or a command after `--`".into(),
+            );
+        }
+        PodSpec {
+            restart_policy: pod.restart_policy.unwrap_or(RestartPolicy::Never),
+            termination_grace_period: pod
+                .termination_grace_period
+                .map_or(DEFAULT_GRACE, |d| d.into_inner().0),
+            completion: pod.completion.unwrap_or(Completion::All),
+            backoff,
+            log,
+            status_socket: pod.status_socket.map(|s| PathBuf::from(s.into_inner())),
+            entries,
+        }
+    }
+
+    /// Offset of the `name` value of the process table at `start`, for messages.
+    fn name_offset(&self, start: usize) -> usize {
+        self.src[start..].find("name").map_or(start, |i| start + i)
+    }
+
+    fn entry(&mut self, p: RawProcess, start: usize, pod_log: LogMode) -> Option<EntrySpec> {
+        let before = self.issues.len();
+        let name = match p.name {
+            Some(n) => {
+                let at = n.span().start;
+                let n = n.into_inner();
+                if let Err(why) = check_name(&n) {
+                    self.at(at, format!("bad name {n:?}: {why}"));
+                }
+                n
+            }
+            None => {
+                self.at(start, "missing key `name`".into());
+                String::new()
+            }
+        };
+        let role = p.role.as_ref().map_or(Role::Main, |r| *r.get_ref());
+        let argv = match p.command {
+            Some(c) => self.command(c),
+            None => {
+                self.at(start, format!("process {name:?}: missing key `command`"));
+                Vec::new()
+            }
+        };
+        if role == Role::Init {
+            for (key, probe) in [
+                ("startup_probe", p.startup_probe.as_ref().map(Spanned::span)),
+                ("readiness_probe", p.readiness_probe.as_ref().map(Spanned::span)),
+                ("liveness_probe", p.liveness_probe.as_ref().map(Spanned::span)),
+                ("post_start", p.post_start.as_ref().map(Spanned::span)),
+                ("pre_stop", p.pre_stop.as_ref().map(Spanned::span)),
+            ] {
+                if let Some(span) = probe {
+                    self.at(span.start, format!("{key} is not allowed on an init entry (as in Kubernetes, only sidecars and mains have probes and hooks)"));
+                }
+            }
+            if let Some(h) = &p.hold_until {
+                self.at(h.span().start, "hold_until applies to sidecars only".into());
+            }
+        }
+        if role == Role::Main {
+            if let Some(h) = &p.hold_until {
+                self.at(h.span().start, "hold_until applies to sidecars only".into());
+            }
+        }
+        let startup_probe = p.startup_probe.map(|s| self.probe(s, true));
+        let liveness_probe = p.liveness_probe.map(|s| self.probe(s, true));
+        let readiness_probe = p.readiness_probe.map(|s| self.probe(s, false));
+        let post_start = p.post_start.map(|h| self.hook(h));
+        let pre_stop = p.pre_stop.map(|h| self.hook(h));
+
+        let mut env = Vec::new();
+        if let Some(f) = p.env_file {
+            let at = f.span().start;
+            match std::fs::read_to_string(f.get_ref()) {
+                Ok(text) => match crate::envfile::parse(&text) {
+                    Ok(pairs) => env.extend(pairs),
+                    Err(e) => self.at(at, format!("env_file {:?}: {e}", f.get_ref())),
+                },
+                Err(e) => self.at(at, format!("cannot read env_file {:?}: {e}", f.get_ref())),
+            }
+        }
+        env.extend(p.env.unwrap_or_default());
+        let working_dir = p.working_dir.and_then(|w| {
+            let at = w.span().start;
+            let dir = PathBuf::from(w.into_inner());
+            if dir.is_dir() {
+                Some(dir)
+            } else {
+                self.at(at, format!("working_dir {:?} is not a directory", dir.display().to_string()));
+                None
+            }
+        });
+        let user = p.user.and_then(|u| {
+            let at = u.span().start;
+            if !self.opts.is_root {
+                self.at(at, "`user` needs podinit to run as root (it is not)".into());
+                return None;
+            }
+            match crate::users::resolve(u.get_ref(), Path::new("/etc/passwd"), Path::new("/etc/group")) {
+                Ok(user) => Some(user),
+                Err(e) => {
+                    self.at(at, format!("user {:?}: {e}", u.get_ref()));
+                    None
+                }
+            }
+        });
+        let oom_score_adj = p.oom_score_adj.and_then(|o| {
+            let v = *o.get_ref();
+            if (-1000..=1000).contains(&v) {
+                Some(v)
+            } else {
+                self.at(o.span().start, format!("oom_score_adj {v} is outside -1000..=1000"));
+                None
+            }
+        });
+        if self.issues.len() > before {
+            return None;
+        }
+        Some(EntrySpec {
+            name,
+            role,
+            argv,
+            env,
+            working_dir,
+            user,
+            hold_until: p.hold_until.map_or(HoldUntil::Ready, |h| h.into_inner()),
+            stop_signal: p.stop_signal.map_or(libc::SIGTERM, |s| s.0),
+            log: p.log.unwrap_or(pod_log),
+            startup_probe,
+            readiness_probe,
+            liveness_probe,
+            post_start,
+            pre_stop,
+            oom_score_adj,
+        })
+    }
+
+    fn command(&mut self, c: Spanned<RawCommand>) -> Vec<String> {
+        let at = c.span().start;
+        match c.into_inner() {
+            RawCommand::Argv(argv) if argv.first().is_some_and(|a| !a.is_empty()) => argv,
+            RawCommand::Shell(s) if !s.trim().is_empty() => vec!["/bin/sh".into(), "-c".into(), s],
+            _ => {
+                self.at(at, "empty command".into());
+                Vec::new()
+            }
+        }
+    }
+
+    fn exec(&mut self, e: RawExec) -> Vec<String> {
+        self.command(e.command)
+    }
+
+    fn probe(&mut self, s: Spanned<RawProbe>, single_success: bool) -> ProbeSpec {
+        let at = s.span().start;
+        let p = s.into_inner();
+        let handlers = [p.exec.is_some(), p.tcp_socket.is_some(), p.http_get.is_some(), p.grpc.is_some()];
+        let count = handlers.iter().filter(|&&h| h).count();
+        if count != 1 {
+            self.at(
+                at,
+                format!("a probe needs exactly one of exec, tcp_socket, http_get, grpc (found {count})"),
+            );
+        }
+        let action = if let Some(e) = p.exec {
+            ProbeAction::Exec { argv: self.exec(e) }
+        } else if let Some(t) = p.tcp_socket {
+            let port = self.port(t.port);
+            ProbeAction::TcpSocket { host: t.host.unwrap_or_else(|| "127.0.0.1".into()), port }
+        } else if let Some(h) = p.http_get {
+            ProbeAction::HttpGet(self.http_get(h))
+        } else if let Some(g) = p.grpc {
+            let port = self.port(g.port);
+            ProbeAction::Grpc { host: "127.0.0.1".into(), port, service: g.service.unwrap_or_default() }
+        } else {
+            ProbeAction::Exec { argv: Vec::new() }
+        };
+        let mut positive = |v: Option<Spanned<u32>>, default: u32, key: &str| match v {
+            Some(n) if *n.get_ref() == 0 => {
+                self.at(n.span().start, format!("{key} must be at least 1"));
+                default
+            }
+            Some(n) => n.into_inner(),
+            None => default,
+        };
+        let success_span = p.success_threshold.as_ref().map(|s| (s.span().start, *s.get_ref()));
+        let success_threshold = positive(p.success_threshold, 1, "success_threshold");
+        let failure_threshold = positive(p.failure_threshold, 3, "failure_threshold");
+        if single_success {
+            if let Some((at, n)) = success_span.filter(|&(_, n)| n != 1) {
+                self.at(at, format!("success_threshold must be 1 on liveness and startup probes (found {n}), as in Kubernetes"));
+            }
+        }
+        let mut nonzero =
+            |d: Option<Spanned<crate::config::RawDuration>>, default: Duration, key: &str| match d {
+                Some(d) if d.get_ref().0.is_zero() => {
+                    self.at(d.span().start, format!("{key} must be more than 0"));
+                    default
+                }
+                Some(d) => d.into_inner().0,
+                None => default,
+            };
+        let period = nonzero(p.period, Duration::from_secs(10), "period");
+        let timeout = nonzero(p.timeout, Duration::from_secs(1), "timeout");
+        let termination_grace_period = match p.termination_grace_period {
+            Some(d) if !single_success => {
+                self.at(
+                    d.span().start,
+                    "termination_grace_period is allowed on liveness and startup probes only".into(),
+                );
+                None
+            }
+            Some(d) => Some(d.into_inner().0),
+            None => None,
+        };
+        ProbeSpec {
+            action,
+            initial_delay: p.initial_delay.map_or(Duration::ZERO, |d| d.0),
+            period,
+            timeout,
+            success_threshold,
+            failure_threshold,
+            termination_grace_period,
+        }
+    }
+
+    fn hook(&mut self, h: Spanned<RawHook>) -> HookSpec {
+        let at = h.span().start;
+        let h = h.into_inner();
+        let count =
+            [h.exec.is_some(), h.http_get.is_some(), h.sleep.is_some()].iter().filter(|&&x| x).count();
+        if count != 1 {
+            self.at(at, format!("a hook needs exactly one of exec, http_get, sleep (found {count})"));
+        }
+        if let Some(e) = h.exec {
+            HookSpec::Exec { argv: self.exec(e) }
+        } else if let Some(g) = h.http_get {
+            HookSpec::HttpGet(self.http_get(g))
+        } else {
+            HookSpec::Sleep(h.sleep.map_or(Duration::ZERO, |d| d.0))
+        }
+    }
+
+    fn port(&mut self, p: Spanned<u16>) -> u16 {
+        if *p.get_ref() == 0 {
+            self.at(p.span().start, "port must be 1-65535".into());
+        }
+        p.into_inner()
+    }
+
+    fn http_get(&mut self, h: RawHttpGet) -> HttpGet {
+        let port = self.port(h.port);
+        let path = h.path.unwrap_or_else(|| "/".into());
+        let path = if path.starts_with('/') { path } else { format!("/{path}") };
+        HttpGet {
+            host: h.host.unwrap_or_else(|| "127.0.0.1".into()),
+            port,
+            path,
+            scheme: h.scheme.map_or(Scheme::Http, |s| s.into_inner()),
+            headers: h.headers.unwrap_or_default().into_iter().collect(),
+        }
+    }
+}
+
+/// Checks a DNS label (RFC 1123, as Kubernetes container names):
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
+///
+/// # Errors
+/// Says what is wrong with the name.
+pub fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("empty");
+    }
+    if name.len() > 63 {
+        return Err("longer than 63 characters");
+    }
+    if !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        return Err("only lowercase letters, digits and '-' are allowed (a DNS label)");
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        return Err("must start and end with a letter or digit");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str) -> Result<PodSpec, ConfigError> {
+        let source = Source { path: Some("pod.toml".into()), text: text.into() };
+        from_source(&source, &LoadOptions { command: vec![], is_root: true })
+    }
+
+    fn first_error(text: &str) -> String {
+        match check(text) {
+            Ok(_) => panic!("accepted: {text}"),
+            Err(e) => e.0[0].to_string(),
+        }
+    }
+
+    #[test]
+    fn full_example_of_spec_is_accepted() {
+        let text = r#"
+[pod]
+restart_policy = "Never"
+termination_grace_period = "7s"
+completion = "all"
+backoff = { initial = "1s", max = "60s", reset_after = "10m" }
+log = "prefixed"
+status_socket = "/run/podinit.sock"
+
+[[process]]
+name = "migrate"
+role = "init"
+command = ["/app/migrate", "--up"]
+
+[[process]]
+name = "proxy"
+role = "sidecar"
+command = "exec envoy -c /etc/envoy.yaml"
+env = { LOG_LEVEL = "info" }
+working_dir = "/"
+hold_until = "ready"
+stop_signal = "SIGTERM"
+log = "prefixed"
+startup_probe   = { tcp_socket = { port = 15001 }, period = "100ms", failure_threshold = 300 }
+readiness_probe = { http_get = { port = 15021, path = "/healthz/ready" } }
+liveness_probe  = { exec = { command = ["/bin/check"] }, period = "10s", timeout = "1s", failure_threshold = 3 }
+post_start = { exec = { command = ["/bin/warmup"] } }
+pre_stop   = { sleep = "5s" }
+oom_score_adj = 0
+
+[[process]]
+name = "app"
+command = ["/app/server"]
+"#;
+        let spec = check(text).unwrap();
+        assert_eq!(spec.entries.len(), 3);
+        assert_eq!(spec.entries[1].argv, ["/bin/sh", "-c", "exec envoy -c /etc/envoy.yaml"]);
+        let sp = spec.entries[1].startup_probe.as_ref().unwrap();
+        assert_eq!(sp.period, Duration::from_millis(100));
+        assert_eq!(sp.failure_threshold, 300);
+        assert_eq!(sp.timeout, Duration::from_secs(1));
+        assert_eq!(spec.entries[2].role, Role::Main);
+        assert_eq!(spec.backoff.reset_after, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn integer_seconds_are_durations() {
+        let spec = check("[pod]\ntermination_grace_period = 3\n[[process]]\nname=\"a\"\ncommand=\"true\"\n")
+            .unwrap();
+        assert_eq!(spec.termination_grace_period, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn errors_name_file_line_col_and_key() {
+        let e = first_error("[[process]]\nname = \"a\"\ncommand = \"x\"\nstartup_probe = { exec = { command = [\"x\"] }, perod = \"1s\" }\n");
+        assert!(e.starts_with("pod.toml:4:"), "{e}");
+        assert!(e.contains("process[1].startup_probe.perod"), "{e}");
+        let e =
+            first_error("[pod]\nrestart_policy = \"Sometimes\"\n[[process]]\nname=\"a\"\ncommand=\"x\"\n");
+        assert!(e.starts_with("pod.toml:2:18: pod.restart_policy:"), "{e}");
+        let e = first_error("[[process]]\nname = \"a\"\ncommand = \"x\"\nstop_signal = \"SIGFOO\"\n");
+        assert!(e.contains("pod.toml:4:15: process[1].stop_signal: unknown signal name"), "{e}");
+        let e = first_error(
+            "[pod]\ntermination_grace_period = \"10parsecs\"\n[[process]]\nname=\"a\"\ncommand=\"x\"\n",
+        );
+        assert!(
+            e.contains(":2:") && e.contains("termination_grace_period") && e.contains("invalid duration"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn every_rule_of_spec_section_1_is_enforced() {
+        let cases = [
+            ("[[process]]\nname=\"A\"\ncommand=\"x\"\n", "bad name"),
+            (&format!("[[process]]\nname=\"{}\"\ncommand=\"x\"\n", "a".repeat(64)), "longer than 63"),
+            ("[[process]]\nname=\"-a\"\ncommand=\"x\"\n", "bad name"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\n[[process]]\nname=\"a\"\ncommand=\"y\"\n", "duplicate name"),
+            ("[[process]]\nname=\"i\"\nrole=\"init\"\ncommand=\"x\"\nreadiness_probe={exec={command=[\"x\"]}}\n[[process]]\nname=\"a\"\ncommand=\"x\"\n", "not allowed on an init"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nliveness_probe={exec={command=[\"x\"]}, success_threshold=2}\n", "success_threshold must be 1"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nstartup_probe={exec={command=[\"x\"]}, success_threshold=2}\n", "success_threshold must be 1"),
+            ("[[process]]\nname=\"a\"\ncommand=[]\n", "empty command"),
+            ("[[process]]\nname=\"a\"\ncommand=\"  \"\n", "empty command"),
+            ("[[process]]\nname=\"a\"\nrole=\"sidecar\"\ncommand=\"x\"\n", "no main"),
+            ("[[process]]\nname=\"a\"\nrole=\"helper\"\ncommand=\"x\"\n", "unknown variant"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nuser=\"root\"\n", ""),
+            ("[pod]\nbogus=1\n", "unknown field"),
+            ("bogus=1\n", "unknown field"),
+            ("[[process]\n", ""),
+        ];
+        for (text, want) in cases {
+            if want.is_empty() {
+                continue;
+            }
+            let e = first_error(text);
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+        // `user` is refused when podinit is not root.
+        let source = Source {
+            path: Some("p.toml".into()),
+            text: "[[process]]\nname=\"a\"\ncommand=\"x\"\nuser=\"0\"\n".into(),
+        };
+        let e = from_source(&source, &LoadOptions { command: vec![], is_root: false }).unwrap_err();
+        assert!(
+            e.to_string().contains("p.toml:4:6: process[1].user: `user` needs podinit to run as root"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn all_errors_are_reported_at_once() {
+        let e = check("[[process]]\nname=\"A\"\ncommand=[]\n[[process]]\nname=\"b\"\ncommand=\"x\"\nliveness_probe={exec={command=[\"x\"]}, success_threshold=2}\n").unwrap_err();
+        assert_eq!(e.0.len(), 3, "{e}");
+    }
+
+    #[test]
+    fn command_line_adds_a_main() {
+        let source = Source::default();
+        let spec =
+            from_source(&source, &LoadOptions { command: vec!["true".into()], is_root: false }).unwrap();
+        assert_eq!(spec.entries[0].name, "main");
+        assert_eq!(spec.entries[0].argv, ["true"]);
+        let e = from_source(&Source::default(), &LoadOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("no main"));
+    }
+}

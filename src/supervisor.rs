@@ -1,0 +1,371 @@
+//! The one event loop: turns signals, reaped exits, probe results and timers
+//! into lifecycle events, and carries out the actions the lifecycle returns.
+//!
+//! It decides nothing (that is `lifecycle.rs`); it owns every side effect:
+//! spawning, signalling process groups, probe and hook tasks, timers, output
+//! pumps, and the final clean-up (SPEC §2 rule 13): kill and reap every leftover
+//! descendant, then let the output drain, bounded in time so that podinit never
+//! hangs on a pipe that a stray process still holds.
+//!
+//! It runs on a current-thread runtime: one thread owns every state, so the
+//! reaper's child table needs no lock, and no wake-up happens unless a signal, a
+//! child's output, a probe or a timer asks for one.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::os::fd::OwnedFd;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+use signal_hook_tokio::Signals;
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinHandle};
+
+use crate::config::LogMode;
+use crate::lifecycle::{Action, EntryId, Event, HookKind, Instance, Pod, ProbeKind, Timer};
+use crate::output::{Output, Stream};
+use crate::reaper::{Reaper, Waiter};
+use crate::spawn::{command, spawn, Stdio3};
+use crate::spec::{HookSpec, PodSpec};
+
+/// Signals podinit handles; everything else keeps its default disposition.
+pub const HANDLED: [i32; 8] = [
+    libc::SIGCHLD,
+    libc::SIGTERM,
+    libc::SIGINT,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGWINCH,
+];
+
+/// How long the end of podinit waits for output still in pipes and buffers
+/// after every process is gone.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// Runs the pod to the end and returns podinit's exit status.
+///
+/// `signals` must have been registered before this is called, so that no
+/// SIGCHLD or SIGTERM between start-up and the loop is missed.
+pub async fn run(spec: PodSpec, signals: Signals) -> i32 {
+    let mut sup = Supervisor::new(spec);
+    let status = sup.event_loop(signals).await;
+    sup.finish().await;
+    status
+}
+
+struct Supervisor {
+    pod: Pod,
+    reaper: Rc<Reaper>,
+    output: Option<Output>,
+    prefixes: Vec<Vec<u8>>,
+    /// The entry that gets podinit's stdin (the first main).
+    stdin_entry: Option<EntryId>,
+    tx: mpsc::UnboundedSender<Event>,
+    rx: mpsc::UnboundedReceiver<Event>,
+    timers: BTreeMap<Timer, Instant>,
+    probes: HashMap<(EntryId, ProbeKind), AbortHandle>,
+    hooks: HashMap<(EntryId, HookKind), AbortHandle>,
+    pumps: Vec<JoinHandle<()>>,
+    queue: VecDeque<Event>,
+}
+
+impl Supervisor {
+    fn new(spec: PodSpec) -> Self {
+        let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+        let prefixes = spec.entries.iter().map(|e| format!("{:width$} | ", e.name).into_bytes()).collect();
+        let stdin_entry = spec.entries.iter().position(|e| e.role == crate::config::Role::Main);
+        let (tx, rx) = mpsc::unbounded_channel();
+        Supervisor {
+            pod: Pod::new(spec),
+            reaper: Rc::new(Reaper::default()),
+            output: Some(Output::start()),
+            prefixes,
+            stdin_entry,
+            tx,
+            rx,
+            timers: BTreeMap::new(),
+            probes: HashMap::new(),
+            hooks: HashMap::new(),
+            pumps: Vec::new(),
+            queue: VecDeque::new(),
+        }
+    }
+
+    async fn event_loop(&mut self, mut signals: Signals) -> i32 {
+        let actions = self.pod.start(Instant::now());
+        if let Some(status) = self.perform(actions) {
+            return status;
+        }
+        loop {
+            while let Some(event) = self.queue.pop_front() {
+                let actions = self.pod.handle(event, Instant::now());
+                if let Some(status) = self.perform(actions) {
+                    return status;
+                }
+            }
+            let next_timer = self.timers.values().min().copied();
+            tokio::select! {
+                biased;
+                Some(sig) = signals.next() => self.on_signal(sig),
+                Some(event) = self.rx.recv() => self.queue.push_back(event),
+                () = sleep_until(next_timer) => {
+                    let now = Instant::now();
+                    let due: Vec<Timer> = self.timers.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
+                    for t in due {
+                        self.timers.remove(&t);
+                        self.queue.push_back(Event::Timer(t));
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_signal(&mut self, sig: i32) {
+        match sig {
+            libc::SIGCHLD => {
+                let reaped = self.reaper.drain();
+                for (entry, instance, exit) in reaped.entries {
+                    self.queue.push_back(Event::Exited { entry, instance, exit });
+                }
+            }
+            libc::SIGTERM | libc::SIGINT => self.queue.push_back(Event::Terminate { signal: sig }),
+            _ => self.queue.push_back(Event::Forward { signal: sig }),
+        }
+    }
+
+    /// Carries out actions; returns the exit status when one says to exit.
+    fn perform(&mut self, actions: Vec<Action>) -> Option<i32> {
+        let mut pending: VecDeque<Action> = actions.into();
+        while let Some(action) = pending.pop_front() {
+            match action {
+                Action::Spawn { entry, instance } => {
+                    let event = self.spawn_entry(entry, instance);
+                    // Feed the spawn result back before anything else happens, so
+                    // that the lifecycle never sees an event for a half-spawned entry.
+                    let more = self.pod.handle(event, Instant::now());
+                    for (i, a) in more.into_iter().enumerate() {
+                        pending.insert(i, a);
+                    }
+                }
+                Action::Signal { pid, signal, .. } => {
+                    let sig = Signal::try_from(signal).ok();
+                    if let Err(e) = killpg(Pid::from_raw(pid), sig) {
+                        tracing::debug!("signal {signal} to group {pid}: {e}");
+                    }
+                }
+                Action::StartProbe { entry, instance, kind, not_before, .. } => {
+                    self.start_probe(entry, instance, kind, not_before);
+                }
+                Action::StopProbe { entry, kind } => {
+                    if let Some(h) = self.probes.remove(&(entry, kind)) {
+                        h.abort();
+                    }
+                }
+                Action::RunHook { entry, instance, hook, .. } => self.run_hook(entry, instance, hook),
+                Action::StopChecks { entry } => {
+                    self.probes.retain(|&(e, _), h| {
+                        if e == entry {
+                            h.abort();
+                        }
+                        e != entry
+                    });
+                    self.hooks.retain(|&(e, _), h| {
+                        if e == entry {
+                            h.abort();
+                        }
+                        e != entry
+                    });
+                }
+                Action::ArmTimer { timer, at } => {
+                    self.timers.insert(timer, at);
+                }
+                Action::CancelTimer(timer) => {
+                    self.timers.remove(&timer);
+                }
+                Action::Exit { status } => return Some(status),
+            }
+        }
+        None
+    }
+
+    fn spawn_entry(&mut self, entry: EntryId, instance: Instance) -> Event {
+        let spec = &self.pod.spec().entries[entry];
+        let with_stdin = self.stdin_entry == Some(entry);
+        let stdio = match (spec.log, with_stdin) {
+            (LogMode::Raw, false) => Stdio3::Inherit,
+            (LogMode::Raw, true) => Stdio3::InheritWithStdin,
+            (_, false) => Stdio3::Piped,
+            (_, true) => Stdio3::PipedWithStdin,
+        };
+        let cmd = command(spec, &spec.argv, stdio);
+        match spawn(&self.reaper, cmd, &spec.argv[0], Waiter::Entry { entry, instance }) {
+            Ok(mut child) => {
+                let pid = i32::try_from(child.id()).unwrap_or(0);
+                if let Some(adj) = spec.oom_score_adj {
+                    if let Err(e) = std::fs::write(format!("/proc/{pid}/oom_score_adj"), adj.to_string()) {
+                        tracing::warn!("{}: cannot set oom_score_adj {adj}: {e}", spec.name);
+                    }
+                }
+                let prefix = &self.prefixes[entry];
+                if let Some(output) = &self.output {
+                    let pipes = [
+                        (child.stdout.take().map(OwnedFd::from), Stream::Stdout),
+                        (child.stderr.take().map(OwnedFd::from), Stream::Stderr),
+                    ];
+                    for (fd, stream) in pipes {
+                        if let Some(handle) = fd.and_then(|fd| output.pump(fd, stream, prefix.clone())) {
+                            self.pumps.push(handle);
+                        }
+                    }
+                }
+                self.pumps.retain(|h| !h.is_finished());
+                // `child` is dropped without waiting: the reaper owns its exit.
+                Event::Spawned { entry, instance, pid }
+            }
+            Err((status, why)) => {
+                tracing::error!("{}: {why} (status {status})", spec.name);
+                Event::SpawnFailed { entry, instance, status }
+            }
+        }
+    }
+
+    fn start_probe(&mut self, entry: EntryId, instance: Instance, kind: ProbeKind, not_before: Instant) {
+        let spec = self.pod.spec().entries[entry].clone();
+        let probe = match kind {
+            ProbeKind::Startup => spec.startup_probe.clone(),
+            ProbeKind::Readiness => spec.readiness_probe.clone(),
+            ProbeKind::Liveness => spec.liveness_probe.clone(),
+        };
+        let Some(probe) = probe else { return };
+        let reaper = Rc::clone(&self.reaper);
+        let tx = self.tx.clone();
+        let task = tokio::task::spawn_local(async move {
+            tokio::time::sleep_until(not_before.into()).await;
+            loop {
+                let began = tokio::time::Instant::now();
+                let ok = crate::probe::attempt(&reaper, &spec, &probe.action, probe.timeout).await;
+                if tx.send(Event::Probe { entry, instance, kind, ok }).is_err() {
+                    return;
+                }
+                tokio::time::sleep_until(began + probe.period).await;
+            }
+        });
+        if let Some(old) = self.probes.insert((entry, kind), task.abort_handle()) {
+            old.abort();
+        }
+    }
+
+    fn run_hook(&mut self, entry: EntryId, instance: Instance, hook: HookKind) {
+        let spec = self.pod.spec().entries[entry].clone();
+        let handler = match hook {
+            HookKind::PostStart => spec.post_start.clone(),
+            HookKind::PreStop => spec.pre_stop.clone(),
+        };
+        let Some(handler) = handler else { return };
+        let reaper = Rc::clone(&self.reaper);
+        let tx = self.tx.clone();
+        let task = tokio::task::spawn_local(async move {
+            let ok = match &handler {
+                HookSpec::Exec { argv } => crate::probe::exec(&reaper, &spec, argv, None).await,
+                HookSpec::HttpGet(get) => crate::probe::http_get(get).await,
+                HookSpec::Sleep(d) => {
+                    tokio::time::sleep(*d).await;
+                    true
+                }
+            };
+            let _ = tx.send(Event::Hook { entry, instance, hook, ok });
+        });
+        if let Some(old) = self.hooks.insert((entry, hook), task.abort_handle()) {
+            old.abort();
+        }
+    }
+
+    /// SPEC §2 rule 13: kill and reap every leftover descendant, then write out
+    /// all output still buffered.
+    async fn finish(&mut self) {
+        for h in self.probes.drain().map(|(_, h)| h).chain(self.hooks.drain().map(|(_, h)| h)) {
+            h.abort();
+        }
+        let deadline = Instant::now() + DRAIN_LIMIT;
+        for round in 0..50 {
+            let left = kill_descendants();
+            self.reaper.drain();
+            if left == 0 && round > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(if round < 10 { 5 } else { 40 })).await;
+        }
+        for pump in self.pumps.drain(..) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if tokio::time::timeout(left, pump).await.is_err() {
+                tracing::warn!(
+                    "output of a process still open after every process was killed; not waiting for it"
+                );
+                break;
+            }
+        }
+        if let Some(output) = self.output.take() {
+            output.close(deadline.max(Instant::now() + Duration::from_millis(500)));
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Sends SIGKILL to every process below podinit; returns how many there were.
+///
+/// As PID 1, `kill(-1)` reaches every other process of the PID namespace. Not as
+/// PID 1, that would reach every process the user may signal, so the tree below
+/// podinit is read from /proc instead (orphans have been reparented to podinit,
+/// the child subreaper, so they are in it).
+fn kill_descendants() -> usize {
+    let me = std::process::id();
+    if me == 1 {
+        let alive = count_children_of(1);
+        if alive > 0 {
+            let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
+        }
+        return alive;
+    }
+    let mut parents: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (pid, ppid) in proc_table() {
+        parents.entry(ppid).or_default().push(pid);
+    }
+    let mut stack = vec![me];
+    let mut found = 0;
+    while let Some(p) = stack.pop() {
+        for &child in parents.get(&p).map(Vec::as_slice).unwrap_or(&[]) {
+            found += 1;
+            if let Ok(pid) = i32::try_from(child) {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+            stack.push(child);
+        }
+    }
+    found
+}
+
+fn count_children_of(parent: u32) -> usize {
+    proc_table().filter(|&(pid, ppid)| ppid == parent && pid != parent).count()
+}
+
+/// `(pid, ppid)` of every process in /proc (threads are not listed there).
+fn proc_table() -> impl Iterator<Item = (u32, u32)> {
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(|d| {
+        let pid: u32 = d.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The name may hold spaces and parentheses; fields resume after the last ')'.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let ppid = rest.split(' ').nth(1)?.parse().ok()?;
+        Some((pid, ppid))
+    })
+}

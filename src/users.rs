@@ -1,0 +1,82 @@
+//! Resolves `user = "name" | "uid" | "uid:gid" | "name:group"` from /etc/passwd
+//! and /etc/group, as `docker run --user` does. Reads files only; the switch
+//! itself happens in the child (`spawn.rs`), groups before uid.
+
+use std::path::Path;
+
+use crate::spec::UserSpec;
+
+/// Resolves a `user` value. A numeric uid missing from /etc/passwd gets its gid
+/// from the value (`uid:gid`) or else the same number as the uid (gid 0 is never
+/// guessed).
+///
+/// # Errors
+/// A message naming the user or group that could not be found.
+pub fn resolve(value: &str, passwd: &Path, group: &Path) -> Result<UserSpec, String> {
+    let passwd = std::fs::read_to_string(passwd).unwrap_or_default();
+    let groups = std::fs::read_to_string(group).unwrap_or_default();
+    let (user, grp) = match value.split_once(':') {
+        Some((u, g)) => (u, Some(g)),
+        None => (value, None),
+    };
+    let entry = passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() >= 4 && (f[0] == user || (user.parse::<u32>().is_ok() && f[2] == user)));
+    let (uid, mut gid, name) = match (&entry, user.parse::<u32>()) {
+        (Some(f), _) => (
+            f[2].parse::<u32>().map_err(|_| format!("bad uid in /etc/passwd for {user:?}"))?,
+            f[3].parse::<u32>().map_err(|_| format!("bad gid in /etc/passwd for {user:?}"))?,
+            Some(f[0].to_owned()),
+        ),
+        (None, Ok(uid)) => (uid, uid, None),
+        (None, Err(_)) => return Err(format!("no user {user:?} in /etc/passwd")),
+    };
+    if let Some(g) = grp {
+        gid = match g.parse::<u32>() {
+            Ok(n) => n,
+            Err(_) => groups
+                .lines()
+                .map(|l| l.split(':').collect::<Vec<_>>())
+                .find(|f| f.len() >= 3 && f[0] == g)
+                .and_then(|f| f[2].parse().ok())
+                .ok_or_else(|| format!("no group {g:?} in /etc/group"))?,
+        };
+    }
+    let mut supplementary = vec![gid];
+    if let Some(name) = name {
+        for f in groups.lines().map(|l| l.split(':').collect::<Vec<_>>()) {
+            if f.len() >= 4 && f[3].split(',').any(|m| m == name) {
+                if let Ok(g) = f[2].parse::<u32>() {
+                    if !supplementary.contains(&g) {
+                        supplementary.push(g);
+                    }
+                }
+            }
+        }
+    }
+    Ok(UserSpec { uid, gid, groups: supplementary })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_numbers_and_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let pw = dir.path().join("passwd");
+        let gr = dir.path().join("group");
+        std::fs::write(&pw, "root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n").unwrap();
+        std::fs::write(&gr, "root:x:0:\napp:x:1000:\nlog:x:4:app,other\n").unwrap();
+        assert_eq!(
+            resolve("app", &pw, &gr).unwrap(),
+            UserSpec { uid: 1000, gid: 1000, groups: vec![1000, 4] }
+        );
+        assert_eq!(resolve("1000", &pw, &gr).unwrap().groups, vec![1000, 4]);
+        assert_eq!(resolve("4242:7", &pw, &gr).unwrap(), UserSpec { uid: 4242, gid: 7, groups: vec![7] });
+        assert_eq!(resolve("app:log", &pw, &gr).unwrap().gid, 4);
+        assert!(resolve("nobody-here", &pw, &gr).unwrap_err().contains("no user"));
+        assert!(resolve("app:nogroup", &pw, &gr).unwrap_err().contains("no group"));
+    }
+}
