@@ -79,15 +79,15 @@ impl Output {
         Output { stdout: Writer::start(1), stderr: Writer::start(2) }
     }
 
-    /// Starts a pump from `fd` (a child's pipe) to `stream`, each line behind `prefix`.
+    /// Starts a pump from `fd` (a child's pipe) to `stream`, each line framed by `framing`.
     /// Returns the task's handle, done when the pipe reached end of file.
-    pub fn pump(&self, fd: OwnedFd, stream: Stream, prefix: Vec<u8>) -> Option<tokio::task::JoinHandle<()>> {
+    pub fn pump(&self, fd: OwnedFd, stream: Stream, framing: Framing) -> Option<tokio::task::JoinHandle<()>> {
         let tx = match stream {
             Stream::Stdout => self.stdout.tx.clone(),
             Stream::Stderr => self.stderr.tx.clone(),
         };
         match pipe::Receiver::from_owned_fd(fd) {
-            Ok(rx) => Some(tokio::task::spawn_local(pump(rx, prefix, tx))),
+            Ok(rx) => Some(tokio::task::spawn_local(pump(rx, framing, tx))),
             Err(e) => {
                 tracing::error!("cannot read child output: {e}");
                 None
@@ -102,6 +102,64 @@ impl Output {
             drop(w.tx);
             let left = deadline.saturating_duration_since(Instant::now());
             let _ = w.done.recv_timeout(left.max(Duration::from_millis(1)));
+        }
+    }
+}
+
+/// How a pump frames each line.
+#[derive(Debug, Clone)]
+pub enum Framing {
+    /// `NAME | line`.
+    Prefixed(Vec<u8>),
+    /// One JSON object per line: `time` (RFC 3339), `process`, `stream`, `line`.
+    Json { process: String, stream: &'static str },
+}
+
+/// Appends one JSON object for `line` (without its newline) to `out`; bytes
+/// that are not UTF-8 are replaced (U+FFFD).
+pub fn json_line(process: &str, stream: &str, line: &[u8], out: &mut Vec<u8>) {
+    let time = humantime::format_rfc3339_micros(std::time::SystemTime::now());
+    out.extend_from_slice(b"{\"time\":\"");
+    out.extend_from_slice(time.to_string().as_bytes());
+    out.extend_from_slice(b"\",\"process\":");
+    json_string(process, out);
+    out.extend_from_slice(b",\"stream\":");
+    json_string(stream, out);
+    out.extend_from_slice(b",\"line\":");
+    json_string(&String::from_utf8_lossy(line), out);
+    out.extend_from_slice(b"}\n");
+}
+
+fn json_string(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// Splits `data` into lines framed by `framing`, appended to `out`, carrying an
+/// unfinished line in `carry` (never longer than [`MAX_LINE`]).
+pub fn frame(framing: &Framing, carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<u8>) {
+    match framing {
+        Framing::Prefixed(prefix) => frame_lines(prefix, carry, data, out),
+        Framing::Json { process, stream } => {
+            let mut lines = Vec::new();
+            frame_lines(b"", carry, data, &mut lines);
+            for line in lines.split_inclusive(|&b| b == b'\n') {
+                json_line(process, stream, line.strip_suffix(b"\n").unwrap_or(line), out);
+            }
         }
     }
 }
@@ -126,7 +184,7 @@ pub fn frame_lines(prefix: &[u8], carry: &mut Vec<u8>, mut data: &[u8], out: &mu
     carry.extend_from_slice(data);
 }
 
-async fn pump(mut rx: pipe::Receiver, prefix: Vec<u8>, tx: mpsc::Sender<Vec<u8>>) {
+async fn pump(mut rx: pipe::Receiver, framing: Framing, tx: mpsc::Sender<Vec<u8>>) {
     let mut buf = vec![0u8; READ_SIZE];
     let mut carry = Vec::new();
     loop {
@@ -136,16 +194,18 @@ async fn pump(mut rx: pipe::Receiver, prefix: Vec<u8>, tx: mpsc::Sender<Vec<u8>>
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        let mut out = Vec::with_capacity(n + 4 * prefix.len());
-        frame_lines(&prefix, &mut carry, &buf[..n], &mut out);
+        let mut out = Vec::with_capacity(n + 256);
+        frame(&framing, &mut carry, &buf[..n], &mut out);
         if !out.is_empty() && tx.send(out).await.is_err() {
             return;
         }
     }
     if !carry.is_empty() {
-        let mut out = prefix;
-        out.append(&mut carry);
-        out.push(b'\n');
+        // A last line without newline is written, with one added.
+        carry.push(b'\n');
+        let mut out = Vec::new();
+        let mut rest = Vec::new();
+        frame(&framing, &mut rest, &carry, &mut out);
         let _ = tx.send(out).await;
     }
 }
@@ -176,6 +236,18 @@ mod tests {
         assert_eq!(out.len(), 2 * (4 + MAX_LINE + 1));
         assert_eq!(carry.len(), 10);
         assert!(carry.len() < MAX_LINE);
+    }
+
+    #[test]
+    fn json_lines_escape_and_replace_invalid_utf8() {
+        let framing = Framing::Json { process: "app".into(), stream: "stderr" };
+        let mut carry = Vec::new();
+        let mut out = Vec::new();
+        frame(&framing, &mut carry, b"say \"hi\"\t\\\x01\xff\nrest", &mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("{\"time\":\"20"), "{text}");
+        assert!(text.ends_with(",\"process\":\"app\",\"stream\":\"stderr\",\"line\":\"say \\\"hi\\\"\\t\\\\\\u0001\u{fffd}\"}\n"), "{text}");
+        assert_eq!(carry, b"rest");
     }
 
     #[test]

@@ -25,7 +25,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::config::LogMode;
 use crate::lifecycle::{Action, EntryId, Event, HookKind, Instance, Pod, ProbeKind, Timer};
-use crate::output::{Output, Stream};
+use crate::output::{Framing, Output, Stream};
 use crate::reaper::{Reaper, Waiter};
 use crate::spawn::{command, spawn, Stdio3};
 use crate::spec::{HookSpec, PodSpec};
@@ -210,14 +210,20 @@ impl Supervisor {
                         tracing::warn!("{}: cannot set oom_score_adj {adj}: {e}", spec.name);
                     }
                 }
-                let prefix = &self.prefixes[entry];
                 if let Some(output) = &self.output {
                     let pipes = [
                         (child.stdout.take().map(OwnedFd::from), Stream::Stdout),
                         (child.stderr.take().map(OwnedFd::from), Stream::Stderr),
                     ];
                     for (fd, stream) in pipes {
-                        if let Some(handle) = fd.and_then(|fd| output.pump(fd, stream, prefix.clone())) {
+                        let framing = match spec.log {
+                            LogMode::Json => Framing::Json {
+                                process: spec.name.clone(),
+                                stream: if stream == Stream::Stdout { "stdout" } else { "stderr" },
+                            },
+                            _ => Framing::Prefixed(self.prefixes[entry].clone()),
+                        };
+                        if let Some(handle) = fd.and_then(|fd| output.pump(fd, stream, framing)) {
                             self.pumps.push(handle);
                         }
                     }
