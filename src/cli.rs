@@ -35,4 +35,19 @@ pub enum Command {
         #[arg(last = true, value_name = "COMMAND")]
         argv: Vec<String>,
     },
+    /// Ask the running podinit for each entry's state. Exits 0 when the pod is
+    /// ready, 1 when not, 2 when no podinit answers (for Docker HEALTHCHECK and
+    /// Kubernetes exec probes).
+    Status {
+        /// The status socket (default: PODINIT_STATUS_SOCKET, else the config's
+        /// status_socket, else the default paths).
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+        /// The pod's configuration file, to find its status_socket.
+        #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }

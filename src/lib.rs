@@ -4,7 +4,8 @@
 //! The pieces, one job per file: `config` (TOML shapes), `spec` (validation),
 //! `lifecycle` (the pure state machine of SPEC §2), `supervisor` (the one event
 //! loop and all side effects), `reaper` (the only waiter), `spawn`, `probe`,
-//! `output`, `signals`, `logging`, `plan` (`podinit check`).
+//! `output`, `signals`, `logging`, `plan` (`podinit check`), `status`
+//! (the status socket and `podinit status`).
 
 pub mod backoff;
 pub mod cli;
@@ -21,5 +22,6 @@ pub mod reaper;
 pub mod signals;
 pub mod spawn;
 pub mod spec;
+pub mod status;
 pub mod supervisor;
 pub mod users;

@@ -29,6 +29,11 @@ fn main() -> ExitCode {
                 Err(e) => config_error(&e),
             }
         }
+        Some(Command::Status { socket, config, json }) => {
+            let config = config.or(cli.config);
+            let socket = socket.or_else(|| crate_status_socket(config.as_deref()));
+            ExitCode::from(u8::try_from(podinit::status::client(socket, json)).unwrap_or(2))
+        }
         None => {
             if cli.config.is_none() && cli.argv.is_empty() {
                 eprintln!("podinit: nothing to run: give --config FILE (or PODINIT_CONFIG), or a command after `--`\n\nUsage: podinit [--config FILE] [-- COMMAND [ARG...]]\n       podinit check --config FILE");
@@ -42,6 +47,17 @@ fn main() -> ExitCode {
             ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1))
         }
     }
+}
+
+/// `PODINIT_STATUS_SOCKET`, else the `status_socket` of the config file, read
+/// leniently (the client must not fail on a config it only looks into).
+fn crate_status_socket(config: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
+    let from_config = config.and_then(|path| {
+        let text = std::fs::read_to_string(path).ok()?;
+        let value: toml::Table = toml::from_str(&text).ok()?;
+        value.get("pod")?.get("status_socket")?.as_str().map(std::path::PathBuf::from)
+    });
+    podinit::status::configured_path(from_config.as_deref())
 }
 
 fn config_error(e: &spec::ConfigError) -> ExitCode {

@@ -130,7 +130,8 @@ pub fn json_line(process: &str, stream: &str, line: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(b"}\n");
 }
 
-fn json_string(s: &str, out: &mut Vec<u8>) {
+/// Appends `s` as a JSON string literal (quoted, escaped) to `out`.
+pub fn json_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     for c in s.chars() {
         match c {

@@ -71,6 +71,9 @@ struct Supervisor {
     hooks: HashMap<(EntryId, HookKind), AbortHandle>,
     pumps: Vec<JoinHandle<()>>,
     queue: VecDeque<Event>,
+    status_rx: mpsc::UnboundedReceiver<crate::status::Request>,
+    /// The status socket's path and server task, removed at exit.
+    status_socket: Option<(std::path::PathBuf, AbortHandle)>,
 }
 
 impl Supervisor {
@@ -79,6 +82,13 @@ impl Supervisor {
         let prefixes = spec.entries.iter().map(|e| format!("{:width$} | ", e.name).into_bytes()).collect();
         let stdin_entry = spec.entries.iter().position(|e| e.role == crate::config::Role::Main);
         let (tx, rx) = mpsc::unbounded_channel();
+        let (status_tx, status_rx) = mpsc::unbounded_channel();
+        let configured = crate::status::configured_path(spec.status_socket.as_deref());
+        let status_socket = crate::status::bind(configured.as_deref()).map(|(listener, path)| {
+            tracing::debug!("status socket at {}", path.display());
+            let task = tokio::task::spawn_local(crate::status::serve(listener, status_tx));
+            (path, task.abort_handle())
+        });
         Supervisor {
             pod: Pod::new(spec),
             reaper: Rc::new(Reaper::default()),
@@ -92,6 +102,8 @@ impl Supervisor {
             hooks: HashMap::new(),
             pumps: Vec::new(),
             queue: VecDeque::new(),
+            status_rx,
+            status_socket,
         }
     }
 
@@ -112,6 +124,9 @@ impl Supervisor {
                 biased;
                 Some(sig) = signals.next() => self.on_signal(sig),
                 Some(event) = self.rx.recv() => self.queue.push_back(event),
+                Some(reply) = self.status_rx.recv() => {
+                    let _ = reply.send(crate::status::render(&self.pod.status(), self.pod.phase(), self.pod.is_ready()));
+                }
                 () = sleep_until(next_timer) => {
                     let now = Instant::now();
                     let due: Vec<Timer> = self.timers.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
@@ -293,6 +308,10 @@ impl Supervisor {
     /// SPEC §2 rule 13: kill and reap every leftover descendant, then write out
     /// all output still buffered.
     async fn finish(&mut self) {
+        if let Some((path, task)) = self.status_socket.take() {
+            task.abort();
+            let _ = std::fs::remove_file(path);
+        }
         for h in self.probes.drain().map(|(_, h)| h).chain(self.hooks.drain().map(|(_, h)| h)) {
             h.abort();
         }

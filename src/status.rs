@@ -1,0 +1,246 @@
+//! `podinit status`: the status socket of a running podinit, and its client.
+//!
+//! The socket is a Unix stream socket, mode 0600 (only podinit's user, and root,
+//! may ask). Its path: `PODINIT_STATUS_SOCKET`, else `[pod] status_socket`, else
+//! the first of [`default_paths`] whose directory podinit can write, which
+//! includes `/dev/shm` so that a non-root podinit on a read-only root file system
+//! (`docker run --read-only --user 1000`) still has one. A stale socket file
+//! left by an earlier run (a restarted container) is replaced; a live one (some
+//! other podinit answers on it) is left alone and this podinit runs without one.
+//!
+//! The protocol is one line each way: the client sends `text` or `json`, podinit
+//! answers with a first line `ready` or `not ready`, then the report, and closes.
+//! Every connection is served by its own task under a deadline, so a client that
+//! connects and says nothing, or never reads, cannot block podinit.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::UnixStream as StdUnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt as _, AsyncWriteExt, BufReader as TokioBufReader};
+use tokio::net::UnixListener;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::config::Role;
+use crate::lifecycle::{EntryStatus, Phase, State};
+
+/// How long one status connection may take, on either side.
+pub const DEADLINE: Duration = Duration::from_secs(2);
+
+/// A request from a connection to the event loop: answer with the report.
+pub type Request = oneshot::Sender<Report>;
+
+/// What podinit answers.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub ready: bool,
+    pub text: String,
+    pub json: String,
+}
+
+/// Default socket paths, in the order podinit and the client try them.
+pub fn default_paths() -> Vec<PathBuf> {
+    let uid = nix::unistd::geteuid().as_raw();
+    let mut paths = vec![PathBuf::from("/run/podinit.sock")];
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        paths.push(Path::new(&dir).join("podinit.sock"));
+    }
+    paths.push(PathBuf::from(format!("/tmp/podinit-{uid}.sock")));
+    paths.push(PathBuf::from(format!("/dev/shm/podinit-{uid}.sock")));
+    paths
+}
+
+/// The configured path: `PODINIT_STATUS_SOCKET`, else the config's.
+pub fn configured_path(config: Option<&Path>) -> Option<PathBuf> {
+    std::env::var_os("PODINIT_STATUS_SOCKET")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| config.map(Path::to_owned))
+}
+
+/// Binds the status socket: the configured path, else the first default path
+/// that works. `None` (with a warning logged) when none does; podinit then runs
+/// without a status socket.
+pub fn bind(configured: Option<&Path>) -> Option<(UnixListener, PathBuf)> {
+    let candidates = match configured {
+        Some(p) => vec![p.to_owned()],
+        None => default_paths(),
+    };
+    let mut why = Vec::new();
+    for path in candidates {
+        match bind_one(&path) {
+            Ok(l) => return Some((l, path)),
+            Err(e) => why.push(format!("{}: {e}", path.display())),
+        }
+    }
+    tracing::warn!("no status socket, `podinit status` will not answer ({})", why.join("; "));
+    None
+}
+
+fn bind_one(path: &Path) -> std::io::Result<UnixListener> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(std::io::Error::other("exists and is not a socket"));
+        }
+        if StdUnixStream::connect(path).is_ok() {
+            return Err(std::io::Error::other("another podinit answers there"));
+        }
+        // Stale, from an earlier run.
+        std::fs::remove_file(path)?;
+    }
+    let listener = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Accepts connections until the task is dropped; each one asks the event loop
+/// through `requests`.
+pub async fn serve(listener: UnixListener, requests: mpsc::UnboundedSender<Request>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let requests = requests.clone();
+        tokio::task::spawn_local(async move {
+            let _ = tokio::time::timeout(DEADLINE, answer(stream, requests)).await;
+        });
+    }
+}
+
+async fn answer(
+    stream: tokio::net::UnixStream,
+    requests: mpsc::UnboundedSender<Request>,
+) -> std::io::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut line = String::new();
+    TokioBufReader::new(read).take(64).read_line(&mut line).await?;
+    let (tx, rx) = oneshot::channel();
+    requests.send(tx).map_err(|_| std::io::Error::other("podinit is exiting"))?;
+    let report = rx.await.map_err(|_| std::io::Error::other("podinit is exiting"))?;
+    let body = if line.trim() == "json" { &report.json } else { &report.text };
+    let head = if report.ready { "ready\n" } else { "not ready\n" };
+    write.write_all(head.as_bytes()).await?;
+    write.write_all(body.as_bytes()).await?;
+    write.shutdown().await
+}
+
+fn state_name(s: &EntryStatus) -> &'static str {
+    match s.state {
+        State::Waiting => "waiting",
+        State::Spawning => "starting",
+        State::Running if s.stopping => "stopping",
+        State::Running if !s.started => "starting",
+        State::Running if s.ready => "ready",
+        State::Running => "running",
+        State::Backoff => "backoff",
+        State::Exited => "exited",
+    }
+}
+
+fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::Booting { .. } => "starting",
+        Phase::Running { .. } => "running",
+        Phase::Terminating { .. } => "terminating",
+        Phase::Done => "exited",
+    }
+}
+
+fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Init => "init",
+        Role::Sidecar => "sidecar",
+        Role::Main => "main",
+    }
+}
+
+/// Renders the report of a pod.
+pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool) -> Report {
+    let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
+    let mut text = format!(
+        "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY\n",
+        "NAME", "ROLE", "STATE", "PID", "RESTARTS", "LAST EXIT"
+    );
+    let mut json = String::from("{\"phase\":\"");
+    json.push_str(phase_name(phase));
+    json.push_str(&format!("\",\"ready\":{ready},\"entries\":["));
+    for (i, e) in entries.iter().enumerate() {
+        let pid = e.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
+        let last = e.last_exit.map_or_else(|| "-".to_owned(), |x| x.status().to_string());
+        let is_ready = if e.role == Role::Init {
+            "-"
+        } else if e.ready {
+            "yes"
+        } else {
+            "no"
+        };
+        text.push_str(&format!(
+            "{:width$}  {:7}  {:8}  {pid:>7}  {:>8}  {last:>9}  {is_ready}\n",
+            e.name,
+            role_name(e.role),
+            state_name(e),
+            e.restarts
+        ));
+        if i > 0 {
+            json.push(',');
+        }
+        let mut name = Vec::new();
+        crate::output::json_string(&e.name, &mut name);
+        json.push_str(&format!(
+            "{{\"name\":{},\"role\":\"{}\",\"state\":\"{}\",\"pid\":{},\"restarts\":{},\"last_exit\":{},\"ready\":{}}}",
+            String::from_utf8_lossy(&name),
+            role_name(e.role),
+            state_name(e),
+            e.pid.map_or_else(|| "null".to_owned(), |p| p.to_string()),
+            e.restarts,
+            e.last_exit.map_or_else(|| "null".to_owned(), |x| x.status().to_string()),
+            e.ready
+        ));
+    }
+    json.push_str("]}\n");
+    text.push_str(&format!("pod: {}, {}\n", phase_name(phase), if ready { "ready" } else { "not ready" }));
+    Report { ready, text, json }
+}
+
+/// The client: asks the podinit at `socket` (or the first default path that
+/// answers) and prints its report. Returns 0 when the pod is ready, 1 when not,
+/// 2 when no podinit answers (SPEC §5).
+pub fn client(socket: Option<PathBuf>, json: bool) -> i32 {
+    let candidates = match socket {
+        Some(p) => vec![p],
+        None => default_paths(),
+    };
+    let mut errors = Vec::new();
+    for path in candidates {
+        match ask(&path, json) {
+            Ok((ready, body)) => {
+                print!("{body}");
+                return if ready { 0 } else { 1 };
+            }
+            Err(e) => errors.push(format!("{}: {e}", path.display())),
+        }
+    }
+    eprintln!("podinit status: no podinit answers ({})", errors.join("; "));
+    2
+}
+
+fn ask(path: &Path, json: bool) -> std::io::Result<(bool, String)> {
+    let mut stream = StdUnixStream::connect(path)?;
+    stream.set_read_timeout(Some(DEADLINE))?;
+    stream.set_write_timeout(Some(DEADLINE))?;
+    stream.write_all(if json { b"json\n" } else { b"text\n" })?;
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    reader.read_line(&mut head)?;
+    let ready = match head.trim() {
+        "ready" => true,
+        "not ready" => false,
+        _ => return Err(std::io::Error::other("not a podinit status answer")),
+    };
+    let mut body = String::new();
+    reader.take(1 << 20).read_to_string(&mut body)?;
+    Ok((ready, body))
+}
