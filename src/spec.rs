@@ -310,6 +310,7 @@ impl Validator<'_> {
                 oom_score_adj: None,
             });
         }
+        protect_sidecars_from_oom(&mut entries, inherited_oom_score_adj());
         if self.issues.is_empty() && !entries.iter().any(|e| e.role == Role::Main) {
             self.nowhere(
                 "no main to run: give a [[process]] with role = \"main\" (the default role) or a command after `--`".into(),
@@ -578,6 +579,26 @@ impl Validator<'_> {
     }
 }
 
+/// podinit's own `oom_score_adj`, which children inherit (0 when unreadable).
+fn inherited_oom_score_adj() -> i32 {
+    std::fs::read_to_string("/proc/self/oom_score_adj").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0)
+}
+
+/// Lowers each sidecar's `oom_score_adj` to the lowest of the mains' when it
+/// would otherwise be higher, so that a sidecar is never more likely to be
+/// OOM-killed than a main (KEP-753 "sidecar containers" OOM adjustment, issue
+/// kubernetes#111356). `inherited` is what an entry without a setting gets.
+pub fn protect_sidecars_from_oom(entries: &mut [EntrySpec], inherited: i32) {
+    let lowest_main =
+        entries.iter().filter(|e| e.role == Role::Main).map(|e| e.oom_score_adj.unwrap_or(inherited)).min();
+    let Some(lowest_main) = lowest_main else { return };
+    for e in entries.iter_mut().filter(|e| e.role == Role::Sidecar) {
+        if e.oom_score_adj.unwrap_or(inherited) > lowest_main {
+            e.oom_score_adj = Some(lowest_main);
+        }
+    }
+}
+
 /// Checks a DNS label (RFC 1123, as Kubernetes container names):
 /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
 ///
@@ -730,6 +751,16 @@ command = ["/app/server"]
     fn all_errors_are_reported_at_once() {
         let e = check("[[process]]\nname=\"A\"\ncommand=[]\n[[process]]\nname=\"b\"\ncommand=\"x\"\nliveness_probe={exec={command=[\"x\"]}, success_threshold=2}\n").unwrap_err();
         assert_eq!(e.0.len(), 3, "{e}");
+    }
+
+    #[test]
+    fn sidecars_are_never_more_oom_killable_than_mains() {
+        let text = "[[process]]\nname=\"s1\"\nrole=\"sidecar\"\ncommand=\"x\"\n[[process]]\nname=\"s2\"\nrole=\"sidecar\"\ncommand=\"x\"\noom_score_adj=-900\n[[process]]\nname=\"m\"\ncommand=\"x\"\noom_score_adj=-500\n";
+        let mut spec = check(text).unwrap();
+        protect_sidecars_from_oom(&mut spec.entries, 0);
+        assert_eq!(spec.entries[0].oom_score_adj, Some(-500));
+        assert_eq!(spec.entries[1].oom_score_adj, Some(-900));
+        assert_eq!(spec.entries[2].oom_score_adj, Some(-500));
     }
 
     #[test]

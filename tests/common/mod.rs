@@ -1,0 +1,659 @@
+//! Test harness for podinit's integration tests.
+//!
+//! Every run of the real binary has a hard deadline: on timeout the whole
+//! process tree is SIGKILLed and the test fails with the output captured so
+//! far. PID-1 runs go through `unshare --pid --fork --mount-proc --kill-child`
+//! (plus `--user --map-root-user` when not root), so podinit is PID 1 of a
+//! fresh PID namespace and everything in it dies with it. unshare does not
+//! forward signals, so `Running::signal` targets the inner podinit at its host
+//! pid, read from `/proc/<unshare pid>/task/<unshare pid>/children`.
+//!
+//! Child processes of the pods are `/bin/sh -c` scripts that append short
+//! lines (`start NAME`, `stop NAME`, ...) to one record file; tests assert the
+//! order of events from that file. Config and script templates may use
+//! `@DIR@` (the test's temp dir), `@REC@` (the record file) and `@PY@` (a
+//! python3 interpreter); they are expanded before the file is written.
+//!
+//! Synchronisation is always on a file, a record line or an output line with a
+//! deadline, never on a bare sleep; a bare sleep only lets time pass where a
+//! test checks that nothing happens.
+// The harness waits for the podinit it started: it is not podinit, so the
+// one-waiter rule of clippy.toml (for src/) does not apply here.
+#![allow(clippy::disallowed_methods)]
+#![allow(dead_code)]
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+pub const SIGHUP: i32 = 1;
+pub const SIGINT: i32 = 2;
+pub const SIGQUIT: i32 = 3;
+pub const SIGKILL: i32 = 9;
+pub const SIGUSR1: i32 = 10;
+pub const SIGUSR2: i32 = 12;
+pub const SIGTERM: i32 = 15;
+pub const SIGWINCH: i32 = 28;
+
+/// Default hard deadline of one podinit run.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(20);
+
+extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+    fn geteuid() -> u32;
+}
+
+/// Sends `sig` to `pid`; returns false if the process does not exist.
+pub fn send_signal(pid: i32, sig: i32) -> bool {
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe { kill(pid, sig) == 0 }
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid(2) has no preconditions.
+    unsafe { geteuid() == 0 }
+}
+
+/// The python3 interpreter used by probe servers (the distribution one when
+/// present: the pyenv shim is a slow bash script).
+pub fn python() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
+/// A TCP port that was free a moment ago on 127.0.0.1.
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    l.local_addr().unwrap().port()
+}
+
+/// Lines of `text` written by entry `name` in prefixed mode
+/// (`^name\s*\| line$`), in order, without the prefix.
+pub fn entry_lines(text: &str, name: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix(name)?;
+            let rest = rest.trim_start_matches(' ');
+            if rest == "|" {
+                return Some(String::new());
+            }
+            rest.strip_prefix("| ").map(str::to_string)
+        })
+        .collect()
+}
+
+/// Position of the first element equal to `item`, panicking with the whole
+/// list when absent.
+pub fn pos(list: &[String], item: &str) -> usize {
+    list.iter().position(|l| l == item).unwrap_or_else(|| panic!("record {item:?} missing from {list:#?}"))
+}
+
+pub fn count(list: &[String], item: &str) -> usize {
+    list.iter().filter(|l| *l == item).count()
+}
+
+/// A shell script for a long-running entry that records `start NAME` once its
+/// TERM trap is in place, and `stop NAME` when it gets SIGTERM (then exits 0).
+pub fn sleeper(name: &str) -> String {
+    format!(
+        r#"trap 'echo "stop {name}" >> "@REC@"; exit 0' TERM
+echo "start {name}" >> "@REC@"
+while :; do sleep 0.1; done"#
+    )
+}
+
+/// Shell snippet that waits (up to `secs`) until the record file holds at
+/// least `n` lines equal to `line`.
+pub fn sh_wait_records(line: &str, n: usize, secs: u32) -> String {
+    format!(
+        r#"i=0; while [ $i -lt {t} ]; do c=$(grep -cxF '{line}' "@REC@" 2>/dev/null); [ "${{c:-0}}" -ge {n} ] && break; sleep 0.02; i=$((i+1)); done"#,
+        t = secs * 50
+    )
+}
+
+/// One test's scratch directory: config, scripts, record file, markers.
+pub struct TestDir {
+    dir: tempfile::TempDir,
+}
+
+impl Default for TestDir {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestDir {
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new().prefix("podinit-test-").tempdir().expect("create temp dir");
+        fs::write(dir.path().join("rec"), "").unwrap();
+        TestDir { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path().join(name)
+    }
+
+    pub fn rec(&self) -> PathBuf {
+        self.file("rec")
+    }
+
+    /// Expands `@DIR@`, `@REC@` and `@PY@` in a template.
+    pub fn expand(&self, s: &str) -> String {
+        s.replace("@DIR@", self.path().to_str().unwrap())
+            .replace("@REC@", self.rec().to_str().unwrap())
+            .replace("@PY@", python())
+    }
+
+    /// Writes an expanded template to `name` in the test dir.
+    pub fn write(&self, name: &str, content: &str) -> PathBuf {
+        let p = self.file(name);
+        fs::write(&p, self.expand(content)).unwrap();
+        p
+    }
+
+    /// Writes the pod config (`pod.toml`), expanded.
+    pub fn config(&self, toml: &str) -> PathBuf {
+        self.write("pod.toml", toml)
+    }
+
+    /// The record file, one event per line.
+    pub fn records(&self) -> Vec<String> {
+        fs::read_to_string(self.rec())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
+    /// A podinit run as PID 1 of a new PID namespace.
+    pub fn podinit(&self) -> Launcher {
+        Launcher::new(self, true)
+    }
+
+    /// A podinit run directly (not PID 1; it must act as child subreaper).
+    pub fn podinit_not_pid1(&self) -> Launcher {
+        Launcher::new(self, false)
+    }
+}
+
+/// Builder of one podinit run.
+pub struct Launcher {
+    pid1: bool,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    deadline: Duration,
+    dir: PathBuf,
+    rec: PathBuf,
+    stdin: Option<Vec<u8>>,
+}
+
+impl Launcher {
+    fn new(td: &TestDir, pid1: bool) -> Self {
+        Launcher {
+            pid1,
+            args: Vec::new(),
+            env: vec![("PODINIT_STATUS_SOCKET".into(), td.file("status.sock").into_os_string())],
+            deadline: DEFAULT_DEADLINE,
+            dir: td.path().to_path_buf(),
+            rec: td.rec(),
+            stdin: None,
+        }
+    }
+
+    pub fn arg(mut self, a: impl Into<OsString>) -> Self {
+        self.args.push(a.into());
+        self
+    }
+
+    pub fn args<I, S>(mut self, it: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(it.into_iter().map(Into::into));
+        self
+    }
+
+    /// `--config PATH`.
+    pub fn config(self, path: &Path) -> Self {
+        self.arg("--config").arg(path)
+    }
+
+    pub fn env(mut self, k: impl Into<OsString>, v: impl Into<OsString>) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    /// Feeds `data` to podinit's stdin, then closes it (default: /dev/null).
+    pub fn stdin(mut self, data: &[u8]) -> Self {
+        self.stdin = Some(data.to_vec());
+        self
+    }
+
+    /// Hard deadline for the whole run, from spawn.
+    pub fn deadline(mut self, d: Duration) -> Self {
+        self.deadline = d;
+        self
+    }
+
+    pub fn spawn(self) -> Running {
+        let bin = env!("CARGO_BIN_EXE_podinit");
+        let mut cmd = if self.pid1 {
+            let mut c = Command::new("unshare");
+            if !is_root() {
+                c.args(["--user", "--map-root-user"]);
+            }
+            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", "--"]);
+            c.arg(bin);
+            c
+        } else {
+            Command::new(bin)
+        };
+        cmd.args(&self.args)
+            .env_remove("PODINIT_CONFIG")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.dir)
+            .stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let start = Instant::now();
+        let mut child = cmd.spawn().expect("spawn podinit");
+        let stdout = Stream::reader(child.stdout.take().unwrap());
+        let stderr = Stream::reader(child.stderr.take().unwrap());
+        if let (Some(data), Some(mut w)) = (self.stdin, child.stdin.take()) {
+            thread::spawn(move || {
+                use std::io::Write;
+                let _ = w.write_all(&data);
+            });
+        }
+        Running {
+            child,
+            pid1: self.pid1,
+            stdout,
+            stderr,
+            start,
+            deadline: start + self.deadline,
+            rec: self.rec,
+            status: None,
+        }
+    }
+
+    /// Spawns and waits for the exit (hard deadline applies).
+    pub fn run(self) -> Outcome {
+        self.spawn().wait()
+    }
+}
+
+struct Stream {
+    buf: Mutex<Vec<u8>>,
+    eof: AtomicBool,
+}
+
+impl Stream {
+    fn reader(mut r: impl Read + Send + 'static) -> Arc<Stream> {
+        let s = Arc::new(Stream { buf: Mutex::new(Vec::new()), eof: AtomicBool::new(false) });
+        let s2 = Arc::clone(&s);
+        thread::spawn(move || {
+            let mut chunk = [0u8; 65536];
+            loop {
+                match r.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => s2.buf.lock().unwrap().extend_from_slice(&chunk[..n]),
+                }
+            }
+            s2.eof.store(true, Ordering::SeqCst);
+        });
+        s
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.buf.lock().unwrap()).into_owned()
+    }
+}
+
+/// Host pids of every descendant of `pid` (depth first, children before
+/// grandchildren are collected, all are returned).
+pub fn descendants(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for c in children(p) {
+            out.push(c);
+            todo.push(c);
+        }
+    }
+    out
+}
+
+/// Direct children of `pid`, over all its threads.
+pub fn children(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(s) = fs::read_to_string(t.path().join("children")) {
+                out.extend(s.split_whitespace().filter_map(|x| x.parse::<i32>().ok()));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// (state, ppid) of a process from /proc/PID/stat, None if gone.
+pub fn proc_state(pid: i32) -> Option<(char, i32)> {
+    let s = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &s[s.rfind(')')? + 2..];
+    let mut it = after.split_whitespace();
+    let state = it.next()?.chars().next()?;
+    let ppid = it.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// A running podinit.
+pub struct Running {
+    child: Child,
+    pid1: bool,
+    stdout: Arc<Stream>,
+    stderr: Arc<Stream>,
+    start: Instant,
+    deadline: Instant,
+    rec: PathBuf,
+    status: Option<ExitStatus>,
+}
+
+impl Running {
+    pub fn stdout(&self) -> String {
+        self.stdout.text()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.text()
+    }
+
+    fn records(&self) -> Vec<String> {
+        fs::read_to_string(&self.rec)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
+    /// Everything observed so far, for failure messages.
+    pub fn report(&self) -> String {
+        format!(
+            "--- records ---\n{}\n--- stdout (tail) ---\n{}\n--- stderr (tail) ---\n{}",
+            self.records().join("\n"),
+            tail(&self.stdout(), 3000),
+            tail(&self.stderr(), 3000)
+        )
+    }
+
+    fn fail(&mut self, msg: &str) -> ! {
+        self.kill_all();
+        thread::sleep(Duration::from_millis(100));
+        panic!("{msg}\n{}", self.report())
+    }
+
+    /// Host pid of podinit itself (inside unshare when PID 1).
+    pub fn podinit_pid(&mut self) -> i32 {
+        let outer = self.child.id() as i32;
+        if !self.pid1 {
+            return outer;
+        }
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            let path = format!("/proc/{outer}/task/{outer}/children");
+            if let Ok(s) = fs::read_to_string(&path) {
+                if let Some(p) = s.split_whitespace().next().and_then(|x| x.parse().ok()) {
+                    return p;
+                }
+            }
+            if self.exited() {
+                let st = self.status;
+                self.fail(&format!("podinit already exited ({st:?}): no pid to signal"));
+            }
+            if Instant::now() > until {
+                self.fail("could not find the inner podinit's host pid");
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Sends `sig` to podinit (the inner one when PID 1).
+    pub fn signal(&mut self, sig: i32) {
+        let pid = self.podinit_pid();
+        if !send_signal(pid, sig) {
+            self.fail(&format!("could not send signal {sig} to podinit (pid {pid})"));
+        }
+    }
+
+    fn exited(&mut self) -> bool {
+        if self.status.is_none() {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                self.status = Some(st);
+            }
+        }
+        self.status.is_some()
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        !self.exited()
+    }
+
+    fn check_deadline(&mut self, what: &str) {
+        if Instant::now() > self.deadline {
+            self.fail(&format!("hard deadline ({:?}) passed while {what}", self.deadline - self.start));
+        }
+    }
+
+    /// Polls `cond` until it holds, `timeout` passes (test fails), or
+    /// podinit exits before it holds (test fails).
+    pub fn wait_until(&mut self, what: &str, timeout: Duration, mut cond: impl FnMut(&Self) -> bool) {
+        let until = Instant::now() + timeout;
+        loop {
+            if cond(self) {
+                return;
+            }
+            if self.exited() {
+                // One last look: the condition may have become true just before exit.
+                if cond(self) {
+                    return;
+                }
+                let st = self.status;
+                self.fail(&format!("podinit exited ({st:?}) while waiting for {what}"));
+            }
+            if Instant::now() > until {
+                self.fail(&format!("timed out after {timeout:?} waiting for {what}"));
+            }
+            self.check_deadline(&format!("waiting for {what}"));
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until the record file holds `line` (at least `n` times).
+    pub fn wait_for_record_n(&mut self, line: &str, n: usize, timeout: Duration) {
+        let what = format!("record {line:?} x{n}");
+        self.wait_until(&what, timeout, |r| count(&r.records(), line) >= n);
+    }
+
+    pub fn wait_for_record(&mut self, line: &str, timeout: Duration) {
+        self.wait_for_record_n(line, 1, timeout)
+    }
+
+    pub fn wait_for_file(&mut self, path: &Path, timeout: Duration) {
+        let what = format!("file {}", path.display());
+        let p = path.to_path_buf();
+        self.wait_until(&what, timeout, move |_| p.exists());
+    }
+
+    /// Waits until podinit's stdout holds a line equal to `line`.
+    pub fn wait_for_stdout_line(&mut self, line: &str, timeout: Duration) {
+        let what = format!("stdout line {line:?}");
+        self.wait_until(&what, timeout, |r| r.stdout().lines().any(|l| l == line));
+    }
+
+    /// Waits until podinit's stderr holds a line containing `needle`.
+    pub fn wait_for_stderr_containing(&mut self, needle: &str, timeout: Duration) {
+        let what = format!("stderr containing {needle:?}");
+        self.wait_until(&what, timeout, |r| r.stderr().contains(needle));
+    }
+
+    /// SIGKILLs podinit and every descendant.
+    fn kill_all(&mut self) {
+        let outer = self.child.id() as i32;
+        let all = descendants(outer);
+        // Stop the supervisor first so nothing gets restarted meanwhile.
+        for p in all.iter().rev() {
+            send_signal(*p, SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for p in descendants(outer) {
+            send_signal(p, SIGKILL);
+        }
+    }
+
+    /// Waits for podinit to exit; past the hard deadline the whole tree is
+    /// killed and the test fails with the output so far.
+    pub fn wait(mut self) -> Outcome {
+        while !self.exited() {
+            if Instant::now() > self.deadline {
+                self.fail(&format!(
+                    "podinit did not exit within its hard deadline of {:?}",
+                    self.deadline - self.start
+                ));
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        let ended = Instant::now();
+        let status = self.status.unwrap();
+        // Give the readers time to drain the pipes; a leftover process that
+        // still holds them (only possible when not PID 1) must not hang us.
+        let until = Instant::now() + Duration::from_secs(3);
+        while !(self.stdout.eof.load(Ordering::SeqCst) && self.stderr.eof.load(Ordering::SeqCst))
+            && Instant::now() < until
+        {
+            thread::sleep(Duration::from_millis(5));
+        }
+        let pipes_closed = self.stdout.eof.load(Ordering::SeqCst) && self.stderr.eof.load(Ordering::SeqCst);
+        Outcome {
+            code: status.code(),
+            signal: status.signal(),
+            stdout: self.stdout(),
+            stderr: self.stderr(),
+            records: self.records(),
+            elapsed: ended - self.start,
+            ended,
+            pipes_closed,
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.exited() {
+            self.kill_all();
+        }
+    }
+}
+
+/// How a podinit run ended and what it wrote.
+#[derive(Debug)]
+pub struct Outcome {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub records: Vec<String>,
+    /// From spawn to exit.
+    pub elapsed: Duration,
+    /// When the exit was seen.
+    pub ended: Instant,
+    /// Both of podinit's output pipes reached EOF after its exit.
+    pub pipes_closed: bool,
+}
+
+impl Outcome {
+    pub fn report(&self) -> String {
+        format!(
+            "exit code {:?}, signal {:?}, after {:?}\n--- records ---\n{}\n--- stdout (tail) ---\n{}\n--- stderr (tail) ---\n{}",
+            self.code,
+            self.signal,
+            self.elapsed,
+            self.records.join("\n"),
+            tail(&self.stdout, 3000),
+            tail(&self.stderr, 3000)
+        )
+    }
+
+    /// Asserts podinit exited with `code`.
+    #[track_caller]
+    pub fn assert_code(&self, code: i32) {
+        assert_eq!(self.code, Some(code), "expected podinit to exit with status {code}\n{}", self.report());
+    }
+
+    pub fn stdout_of(&self, name: &str) -> Vec<String> {
+        entry_lines(&self.stdout, name)
+    }
+
+    pub fn stderr_of(&self, name: &str) -> Vec<String> {
+        entry_lines(&self.stderr, name)
+    }
+}
+
+/// The last `n` bytes of `s` (at a char boundary).
+pub fn tail(s: &str, n: usize) -> &str {
+    if s.len() <= n {
+        return s;
+    }
+    let mut i = s.len() - n;
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    &s[i..]
+}
+
+pub fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s)
+}
+
+/// Like [`sleeper`], and also creates `@DIR@/NAME.up` right after recording
+/// its start, for a startup probe ([`up_probe`]) to wait on.
+pub fn sleeper_up(name: &str) -> String {
+    format!(
+        r#"trap 'echo "stop {name}" >> "@REC@"; exit 0' TERM
+echo "start {name}" >> "@REC@"
+touch "@DIR@/{name}.up"
+while :; do sleep 0.1; done"#
+    )
+}
+
+/// A startup probe line that passes once `@DIR@/NAME.up` exists.
+pub fn up_probe(name: &str) -> String {
+    format!(
+        r#"startup_probe = {{ exec = {{ command = ["test", "-f", "@DIR@/{name}.up"] }}, period = "50ms", failure_threshold = 400 }}"#
+    )
+}
+
+/// One `[[process]]` table whose command is a shell script (a TOML
+/// multi-line literal string, run by /bin/sh -c), plus extra TOML lines.
+pub fn entry(name: &str, role: &str, script: &str, extra: &str) -> String {
+    format!("[[process]]\nname = \"{name}\"\nrole = \"{role}\"\ncommand = '''\n{script}\n'''\n{extra}\n\n")
+}

@@ -1,0 +1,316 @@
+//! SPEC §1: invalid configuration is refused before anything starts, with
+//! exit status 2 and a message naming FILE:LINE:COL and the key; and
+//! `podinit check` prints the start plan of a good config.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+/// 1-based line of the `nth` (1-based) line of `toml` containing `needle`.
+fn line_of(toml: &str, needle: &str, nth: usize) -> usize {
+    toml.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .nth(nth - 1)
+        .unwrap_or_else(|| panic!("{needle:?} x{nth} not in config"))
+        .0
+        + 1
+}
+
+/// Every `PATH:LINE:COL` location in `text`.
+fn locations(text: &str, path: &Path) -> Vec<(usize, usize)> {
+    let p = format!("{}:", path.display());
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(&p) {
+        rest = &rest[i + p.len()..];
+        let mut nums = rest.splitn(3, ':');
+        let l = nums.next().and_then(|x| x.parse::<usize>().ok());
+        let c = nums.next().and_then(|x| {
+            let d: String = x.chars().take_while(|c| c.is_ascii_digit()).collect();
+            d.parse::<usize>().ok()
+        });
+        if let (Some(l), Some(c)) = (l, c) {
+            out.push((l, c));
+        }
+    }
+    out
+}
+
+/// Runs the pod and `podinit check` on `toml`: both must exit 2 without
+/// starting anything, and name `PATH:LINE:COL` (when `line` is given) and
+/// `key` (when given).
+#[track_caller]
+fn assert_refused(toml: &str, line: Option<usize>, key: Option<&str>) {
+    let td = TestDir::new();
+    let path = td.config(toml);
+    let run = td.podinit().config(&path).deadline(secs(10.0)).run();
+    let check = td.podinit_not_pid1().arg("check").arg("--config").arg(&path).deadline(secs(10.0)).run();
+    for (what, out) in [("run", &run), ("check", &check)] {
+        let ctx = format!("[{what}] config:\n{toml}\n{}", out.report());
+        assert_eq!(out.code, Some(2), "expected exit 2\n{ctx}");
+        assert!(!td.file("started").exists(), "an entry was started\n{ctx}");
+        assert!(out.stdout.trim().is_empty(), "nothing should reach stdout\n{ctx}");
+        assert!(out.stderr.contains(path.to_str().unwrap()), "the message must name the config file\n{ctx}");
+        if let Some(line) = line {
+            let locs = locations(&out.stderr, &path);
+            assert!(
+                locs.iter().any(|&(l, c)| l == line && c >= 1),
+                "expected location {}:{line}:COL, found {locs:?}\n{ctx}",
+                path.display()
+            );
+        }
+        if let Some(key) = key {
+            assert!(out.stderr.contains(key), "the message must name the key {key:?}\n{ctx}");
+        }
+    }
+}
+
+/// A config with one offending line: located by `needle`, naming `key`.
+#[track_caller]
+fn refused_at(toml: &str, needle: &str, key: &str) {
+    assert_refused(toml, Some(line_of(toml, needle, 1)), Some(key));
+}
+
+const APP: &str = "[[process]]\nname = \"app\"\ncommand = \"touch @DIR@/started\"\n";
+
+#[test]
+fn unknown_top_level_key_is_refused() {
+    let toml = format!("colour = \"red\"\n\n{APP}");
+    refused_at(&toml, "colour", "colour");
+}
+
+#[test]
+fn unknown_key_in_pod_is_refused() {
+    let toml = format!("[pod]\nrestart_policy = \"Never\"\ngrace = \"1s\"\n\n{APP}");
+    refused_at(&toml, "grace =", "grace");
+}
+
+#[test]
+fn unknown_key_in_a_process_is_refused() {
+    let toml = format!("{APP}restart = \"Always\"\n");
+    refused_at(&toml, "restart =", "restart");
+}
+
+#[test]
+fn unknown_key_nested_in_a_probe_is_refused() {
+    let toml = format!(
+        r#"[[process]]
+name = "side"
+role = "sidecar"
+command = "touch @DIR@/started; sleep 5"
+startup_probe = {{ exec = {{ command = ["true"] }}, perod = "1s" }}
+
+{APP}"#
+    );
+    refused_at(&toml, "perod", "perod");
+}
+
+#[test]
+fn duplicate_name_is_refused() {
+    let toml = format!("{APP}\n{APP}");
+    assert_refused(&toml, Some(line_of(&toml, "name = \"app\"", 2)), Some("name"));
+}
+
+#[test]
+fn bad_names_are_refused() {
+    let long = "a".repeat(64);
+    for bad in ["App", long.as_str(), "-app", "app-", "my_app", ""] {
+        let toml = format!(
+            "[[process]]\nname = \"{bad}\"\ncommand = \"touch @DIR@/started\"\n\n{}",
+            APP.replace("\"app\"", "\"other\"")
+        );
+        refused_at(&toml, &format!("name = \"{bad}\""), "name");
+    }
+}
+
+#[test]
+fn longest_valid_name_is_accepted() {
+    // 63 characters is the DNS-label limit: accepted.
+    let td = TestDir::new();
+    let name = "a".repeat(63);
+    let path = td.config(&format!("[[process]]\nname = \"{name}\"\ncommand = \"exit 0\"\n"));
+    td.podinit().config(&path).deadline(secs(10.0)).run().assert_code(0);
+}
+
+#[test]
+fn probes_on_an_init_entry_are_refused() {
+    for probe in ["startup_probe", "readiness_probe", "liveness_probe"] {
+        let toml = format!(
+            r#"[[process]]
+name = "setup"
+role = "init"
+command = "touch @DIR@/started"
+{probe} = {{ exec = {{ command = ["true"] }} }}
+
+{APP}"#
+        );
+        refused_at(&toml, probe, probe);
+    }
+}
+
+#[test]
+fn success_threshold_other_than_1_on_liveness_or_startup_is_refused() {
+    for probe in ["liveness_probe", "startup_probe"] {
+        let toml = format!(
+            r#"[[process]]
+name = "side"
+role = "sidecar"
+command = "touch @DIR@/started; sleep 5"
+{probe} = {{ exec = {{ command = ["true"] }}, success_threshold = 2 }}
+
+{APP}"#
+        );
+        refused_at(&toml, probe, "success_threshold");
+    }
+}
+
+#[test]
+fn success_threshold_2_on_readiness_is_accepted() {
+    let td = TestDir::new();
+    let toml = r#"[pod]
+termination_grace_period = "2s"
+
+[[process]]
+name = "side"
+role = "sidecar"
+command = "exec sleep 30"
+readiness_probe = { exec = { command = ["true"] }, period = "100ms", success_threshold = 2 }
+
+[[process]]
+name = "app"
+command = "echo ran >> @REC@"
+"#;
+    let path = td.config(toml);
+    let out = td.podinit().config(&path).deadline(secs(10.0)).run();
+    out.assert_code(0);
+    assert_eq!(out.records, vec!["ran"], "{}", out.report());
+}
+
+#[test]
+fn empty_commands_are_refused() {
+    for empty in ["[]", "\"\""] {
+        let toml = format!("[[process]]\nname = \"side\"\nrole = \"sidecar\"\ncommand = {empty}\n\n{APP}");
+        refused_at(&toml, &format!("command = {empty}"), "command");
+    }
+}
+
+#[test]
+fn bad_durations_are_refused() {
+    let toml = format!("[pod]\ntermination_grace_period = \"10parsecs\"\n\n{APP}");
+    refused_at(&toml, "10parsecs", "termination_grace_period");
+    let toml = format!(
+        r#"[[process]]
+name = "side"
+role = "sidecar"
+command = "touch @DIR@/started; sleep 5"
+readiness_probe = {{ exec = {{ command = ["true"] }}, period = "10parsecs" }}
+
+{APP}"#
+    );
+    refused_at(&toml, "10parsecs", "period");
+}
+
+#[test]
+fn unknown_signal_name_is_refused() {
+    let toml = format!("{APP}stop_signal = \"SIGFOO\"\n");
+    refused_at(&toml, "SIGFOO", "stop_signal");
+}
+
+#[test]
+fn unknown_role_is_refused() {
+    let toml = "[[process]]\nname = \"app\"\nrole = \"worker\"\ncommand = \"touch @DIR@/started\"\n";
+    refused_at(toml, "worker", "role");
+}
+
+#[test]
+fn toml_syntax_error_is_refused_with_its_location() {
+    let toml = "[[process]]\nname = \"app\"\ncommand = [\"sh\", \"-c\" \"touch @DIR@/started\"]\n";
+    assert_refused(toml, Some(3), None);
+}
+
+#[test]
+fn config_without_any_main_is_refused() {
+    let toml = r#"[[process]]
+name = "setup"
+role = "init"
+command = "touch @DIR@/started"
+
+[[process]]
+name = "side"
+role = "sidecar"
+command = "touch @DIR@/started; sleep 5"
+"#;
+    assert_refused(toml, None, None);
+    // And the message says what is missing.
+    let td = TestDir::new();
+    let path = td.config(toml);
+    let out = td.podinit().config(&path).deadline(secs(10.0)).run();
+    assert!(out.stderr.to_lowercase().contains("main"), "{}", out.report());
+}
+
+#[test]
+fn check_prints_the_start_plan_of_a_good_config() {
+    let td = TestDir::new();
+    let toml = r#"[pod]
+termination_grace_period = "2s"
+
+[[process]]
+name = "migrate"
+role = "init"
+command = "touch @DIR@/started"
+
+[[process]]
+name = "proxy"
+role = "sidecar"
+command = "touch @DIR@/started"
+
+[[process]]
+name = "web"
+command = "touch @DIR@/started"
+
+[[process]]
+name = "seed"
+role = "init"
+command = "touch @DIR@/started"
+
+[[process]]
+name = "cache"
+role = "sidecar"
+command = "touch @DIR@/started"
+
+[[process]]
+name = "worker"
+role = "main"
+command = "touch @DIR@/started"
+"#;
+    let path = td.config(toml);
+    let out = td.podinit_not_pid1().arg("check").arg("--config").arg(&path).deadline(secs(10.0)).run();
+    out.assert_code(0);
+    assert!(!td.file("started").exists(), "check must not start anything\n{}", out.report());
+    // Start order: the ordered list in file order, then the mains.
+    let plan = [
+        ("migrate", "init"),
+        ("proxy", "sidecar"),
+        ("seed", "init"),
+        ("cache", "sidecar"),
+        ("web", "main"),
+        ("worker", "main"),
+    ];
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let mut last = None;
+    for (name, role) in plan {
+        let idx = lines
+            .iter()
+            .position(|l| l.split(|c: char| !c.is_ascii_alphanumeric() && c != '-').any(|w| w == name))
+            .unwrap_or_else(|| panic!("{name} not in the plan\n{}", out.report()));
+        assert!(
+            lines[idx].contains(role),
+            "{name} should be shown as {role}: {:?}\n{}",
+            lines[idx],
+            out.report()
+        );
+        assert!(last.map_or(true, |l| idx > l), "{name} out of start order\n{}", out.report());
+        last = Some(idx);
+    }
+}
