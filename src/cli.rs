@@ -14,6 +14,10 @@ pub struct Cli {
     #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Format of podinit's own messages on stderr.
+    #[arg(long, env = "PODINIT_LOG_FORMAT", value_enum, default_value_t = crate::logging::LogFormat::Text)]
+    pub log_format: crate::logging::LogFormat,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 

@@ -368,7 +368,14 @@ impl Pod {
 
     fn log_exit(&self, entry: EntryId, exit: Exit) {
         let pid = self.entries[entry].run.pid.unwrap_or(0);
-        tracing::info!("{} (pid {pid}) exited with {exit}", self.name(entry));
+        tracing::info!(
+            event = "exited",
+            process = self.name(entry),
+            pid,
+            status = exit.status(),
+            "{} (pid {pid}) exited with {exit}",
+            self.name(entry)
+        );
     }
 
     // ----- start sequence (rules 1-4) -----
@@ -446,7 +453,7 @@ impl Pod {
             return;
         }
         let spec = &self.spec.entries[entry];
-        tracing::info!("{} started (pid {pid})", spec.name);
+        tracing::info!(event = "started", process = spec.name, pid, "{} started (pid {pid})", spec.name);
         let has_post_start = spec.post_start.is_some();
         let has_startup = spec.startup_probe.is_some();
         let e = &mut self.entries[entry];
@@ -542,10 +549,22 @@ impl Pod {
         if restart {
             let delay = self.entries[entry].backoff.next_delay(ran_for);
             if delay.is_zero() {
-                tracing::info!("restarting {}", self.name(entry));
+                tracing::info!(
+                    event = "restarting",
+                    process = self.name(entry),
+                    "restarting {}",
+                    self.name(entry)
+                );
                 self.spawn(entry, now);
             } else {
-                tracing::info!("restarting {} in {}", self.name(entry), humantime::format_duration(delay));
+                tracing::info!(
+                    event = "backoff",
+                    process = self.name(entry),
+                    delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    "restarting {} in {}",
+                    self.name(entry),
+                    humantime::format_duration(delay)
+                );
                 self.entries[entry].state = State::Backoff;
                 self.out.push(Action::ArmTimer { timer: Timer::Backoff(entry), at: now + delay });
             }
@@ -559,6 +578,9 @@ impl Pod {
             }
             Role::Init => {
                 tracing::warn!(
+                    event = "init_failed",
+                    process = self.name(entry),
+                    status = exit.status(),
                     "init {} failed with {exit}; restart_policy is Never, so the pod fails",
                     self.name(entry)
                 );
@@ -572,7 +594,7 @@ impl Pod {
                     Completion::Any => true,
                 };
                 if complete {
-                    tracing::info!("pod completed");
+                    tracing::info!(event = "completed", "pod completed");
                     self.begin_termination(now);
                 } else {
                     // A main with post_start that died before the hook returned
@@ -606,7 +628,12 @@ impl Pod {
             ProbeKind::Startup if !terminating && !run.startup_passed => {
                 if ok {
                     run.startup_passed = true;
-                    tracing::info!("{} startup probe succeeded", spec.name);
+                    tracing::info!(
+                        event = "startup_probe_succeeded",
+                        process = spec.name,
+                        "{} startup probe succeeded",
+                        spec.name
+                    );
                     self.out.push(Action::StopProbe { entry, kind });
                     self.check_started(entry, now);
                 } else {
@@ -618,6 +645,9 @@ impl Pod {
                     );
                     if run.startup_failures >= failure_threshold {
                         tracing::warn!(
+                            event = "probe_failed",
+                            process = spec.name,
+                            probe = "startup",
                             "{} startup probe failed {failure_threshold} times; restarting it",
                             spec.name
                         );
@@ -637,6 +667,9 @@ impl Pod {
                     );
                     if run.liveness_failures >= failure_threshold {
                         tracing::warn!(
+                            event = "probe_failed",
+                            process = spec.name,
+                            probe = "liveness",
                             "{} liveness probe failed {failure_threshold} times; restarting it",
                             spec.name
                         );
@@ -650,7 +683,7 @@ impl Pod {
                     run.readiness_successes += 1;
                     if !run.ready && run.readiness_successes >= success_threshold {
                         run.ready = true;
-                        tracing::info!("{} is ready", spec.name);
+                        tracing::info!(event = "ready", process = spec.name, "{} is ready", spec.name);
                         if !terminating {
                             self.check_sidecar_passed(entry, now);
                         }
@@ -661,6 +694,8 @@ impl Pod {
                     if run.ready && run.readiness_failures >= failure_threshold {
                         run.ready = false;
                         tracing::warn!(
+                            event = "unready",
+                            process = spec.name,
                             "{} is not ready: readiness probe failed {failure_threshold} times",
                             spec.name
                         );
@@ -683,7 +718,12 @@ impl Pod {
                     run.post_start_done = true;
                     self.check_started(entry, now);
                 } else {
-                    tracing::warn!("{name} post_start hook failed; restarting it");
+                    tracing::warn!(
+                        event = "hook_failed",
+                        process = name,
+                        hook = "post_start",
+                        "{name} post_start hook failed; restarting it"
+                    );
                     run.post_start_done = true;
                     self.stop_failed(entry, None, now);
                     // It never became started; a main must not hold the next one.
@@ -697,7 +737,12 @@ impl Pod {
                 }
                 stopping.in_hook = false;
                 if !ok {
-                    tracing::warn!("{name} pre_stop hook failed (the stop goes on)");
+                    tracing::warn!(
+                        event = "hook_failed",
+                        process = name,
+                        hook = "pre_stop",
+                        "{name} pre_stop hook failed (the stop goes on)"
+                    );
                 }
                 if stopping.cause == StopCause::Failed && !self.terminating() {
                     self.send_stop(entry, now, now);
@@ -741,11 +786,20 @@ impl Pod {
         stopping.in_hook = false;
         let instance = e.instance;
         tracing::info!(
+            event = "stopping",
+            process = self.spec.entries[entry].name,
+            pid,
+            signal = crate::signals::name(signal),
             "stopping {} (pid {pid}) with {}",
             self.spec.entries[entry].name,
             crate::signals::name(signal)
         );
         self.out.push(Action::Signal { entry, pid, signal });
+        if signal != libc::SIGCONT && signal != libc::SIGKILL {
+            // A stopped process (Ctrl-Z, SIGSTOP) cannot act on its stop signal
+            // until it runs again; systemd sends SIGCONT after it for the same reason.
+            self.out.push(Action::Signal { entry, pid, signal: libc::SIGCONT });
+        }
         let at = (now + MIN_STOP_GRACE).max(deadline);
         self.out.push(Action::ArmTimer { timer: Timer::Stop(entry, instance), at });
     }
@@ -756,7 +810,12 @@ impl Pod {
         match timer {
             Timer::Backoff(entry) => {
                 if self.entries[entry].state == State::Backoff && !self.terminating() {
-                    tracing::info!("restarting {}", self.name(entry));
+                    tracing::info!(
+                        event = "restarting",
+                        process = self.name(entry),
+                        "restarting {}",
+                        self.name(entry)
+                    );
                     self.spawn(entry, now);
                 }
             }
@@ -770,6 +829,9 @@ impl Pod {
                     Some(_) => {
                         if let Some(pid) = self.entries[entry].run.pid {
                             tracing::warn!(
+                                event = "killed",
+                                process = self.name(entry),
+                                pid,
                                 "{} (pid {pid}) did not stop in time; sending SIGKILL",
                                 self.name(entry)
                             );
@@ -778,7 +840,13 @@ impl Pod {
                     }
                 }
             }
-            Timer::Budget => self.spend_budget(now),
+            Timer::Budget => {
+                tracing::warn!(
+                    event = "budget_spent",
+                    "termination_grace_period is spent: stopping every process left"
+                );
+                self.spend_budget(now);
+            }
         }
     }
 
@@ -789,7 +857,7 @@ impl Pod {
             Phase::Terminating { spent, .. } => {
                 // Rule 12: a second SIGINT spends the budget; SIGTERM changes nothing.
                 if signal == libc::SIGINT && !spent {
-                    tracing::warn!("second SIGINT: stopping everything now");
+                    tracing::warn!(event = "budget_spent", "second SIGINT: stopping everything now");
                     self.spend_budget(now);
                 } else {
                     tracing::info!(
@@ -800,7 +868,12 @@ impl Pod {
             }
             Phase::Done => {}
             _ => {
-                tracing::info!("{} received: terminating the pod", crate::signals::name(signal));
+                tracing::info!(
+                    event = "terminating",
+                    signal = crate::signals::name(signal),
+                    "{} received: terminating the pod",
+                    crate::signals::name(signal)
+                );
                 self.term_signal = Some(signal);
                 self.begin_termination(now);
             }

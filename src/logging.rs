@@ -1,14 +1,31 @@
-//! podinit's own messages: one line per event on stderr, behind `podinit | `
-//! (SPEC §4), at the level `PODINIT_LOG` names (error, warn, info, debug;
-//! default info). A bare level filter instead of tracing-subscriber's
-//! `env-filter`, which would add ~540 KB to the static binary (STYLE.md).
+//! podinit's own messages: one line per event on stderr (SPEC §4), never stdout.
+//!
+//! `text` (default): `podinit | message`, with `warning: ` or `error: ` in front
+//! where it applies. `json` (`--log-format json`, `PODINIT_LOG_FORMAT`): one
+//! object per line with the fields of the children's JSON lines (`time`,
+//! `process`, `stream` = `"podinit"`, `line`) plus `level`, `event`, and `pid`,
+//! `status`, `signal`... where the event has them. `PODINIT_LOG` (error, warn,
+//! info, debug; default info) sets how much. A level filter of our own rather
+//! than tracing-subscriber's `env-filter`, which would add ~540 KB to the static
+//! binary (STYLE.md).
 
-use std::fmt;
+use std::fmt::{self, Write as _};
+use std::io::Write as _;
 
+use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
-use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::Layer;
+
+/// The format of podinit's own messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// `podinit | message`.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
 
 /// Reads a `PODINIT_LOG` value; `None` when it is not a level name.
 pub fn parse_level(value: &str) -> Option<Level> {
@@ -21,35 +38,105 @@ pub fn parse_level(value: &str) -> Option<Level> {
     }
 }
 
-struct Format;
+/// The fields of one event.
+#[derive(Default)]
+struct Fields {
+    message: String,
+    process: Option<String>,
+    /// Every other field, in order, as (name, JSON value).
+    extra: Vec<(&'static str, String)>,
+}
 
-impl<S, N> FormatEvent<S, N> for Format
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-    N: for<'a> FormatFields<'a> + 'static,
-{
-    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut w: Writer<'_>, event: &Event<'_>) -> fmt::Result {
-        w.write_str("podinit | ")?;
-        match *event.metadata().level() {
-            Level::ERROR => w.write_str("error: ")?,
-            Level::WARN => w.write_str("warning: ")?,
-            _ => {}
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        match field.name() {
+            "message" => {
+                let _ = write!(self.message, "{value:?}");
+            }
+            name => {
+                let mut quoted = Vec::new();
+                crate::output::json_string(&format!("{value:?}"), &mut quoted);
+                self.extra.push((name, String::from_utf8_lossy(&quoted).into_owned()));
+            }
         }
-        ctx.field_format().format_fields(w.by_ref(), event)?;
-        writeln!(w)
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        match field.name() {
+            "message" => self.message.push_str(value),
+            "process" => self.process = Some(value.to_owned()),
+            name => {
+                let mut quoted = Vec::new();
+                crate::output::json_string(value, &mut quoted);
+                self.extra.push((name, String::from_utf8_lossy(&quoted).into_owned()));
+            }
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.extra.push((field.name(), value.to_string()));
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.extra.push((field.name(), value.to_string()));
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.extra.push((field.name(), value.to_string()));
+    }
+}
+
+struct Writer {
+    format: LogFormat,
+    level: Level,
+}
+
+impl<S: Subscriber> Layer<S> for Writer {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>, _: Context<'_, S>) -> bool {
+        *metadata.level() <= self.level
+    }
+
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        let mut f = Fields::default();
+        event.record(&mut f);
+        let level = *event.metadata().level();
+        let line = match self.format {
+            LogFormat::Text => {
+                let tag = match level {
+                    Level::ERROR => "error: ",
+                    Level::WARN => "warning: ",
+                    _ => "",
+                };
+                format!("podinit | {tag}{}\n", f.message)
+            }
+            LogFormat::Json => {
+                let mut out = Vec::with_capacity(200);
+                let process = f.process.as_deref().unwrap_or("podinit");
+                crate::output::json_line(process, "podinit", f.message.as_bytes(), &mut out);
+                out.pop(); // the newline
+                out.pop(); // the closing brace
+                let mut tail = format!(",\"level\":\"{}\"", level.as_str().to_ascii_lowercase());
+                for (name, value) in &f.extra {
+                    let _ = write!(tail, ",\"{name}\":{value}");
+                }
+                tail.push_str("}\n");
+                out.extend_from_slice(tail.as_bytes());
+                String::from_utf8_lossy(&out).into_owned()
+            }
+        };
+        // One write per line, so lines from podinit and its children do not mix;
+        // an error (stderr closed) is ignored: it must never stop podinit.
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 }
 
 /// Installs the logger. An unknown `PODINIT_LOG` value is reported once and the
 /// default (info) used.
-pub fn init() {
+pub fn init(format: LogFormat) {
     let value = std::env::var("PODINIT_LOG").unwrap_or_default();
     let level = parse_level(&value);
-    let subscriber = tracing_subscriber::fmt()
-        .event_format(Format)
-        .with_writer(std::io::stderr)
-        .with_max_level(level.unwrap_or(Level::INFO))
-        .finish();
+    let subscriber =
+        tracing_subscriber::registry().with(Writer { format, level: level.unwrap_or(Level::INFO) });
     let _ = tracing::subscriber::set_global_default(subscriber);
     if level.is_none() {
         tracing::warn!("PODINIT_LOG={value:?} is not one of error, warn, info, debug; using info");

@@ -14,7 +14,7 @@ fn main() -> ExitCode {
         eprintln!("podinit | error: internal error (a bug): {info}");
     }));
     let cli = Cli::parse();
-    podinit::logging::init();
+    podinit::logging::init(cli.log_format);
     let is_root = nix::unistd::geteuid().is_root();
     match cli.command {
         Some(Command::Check { config, argv }) => {
@@ -74,6 +74,14 @@ fn run(spec: spec::PodSpec) -> i32 {
         if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
             tracing::warn!("cannot become child subreaper: {e}; orphans will not be reaped");
         }
+    }
+    // The first main may own the terminal's foreground; podinit, then in the
+    // background, must not be stopped when it writes there or hands the terminal
+    // back. Children get default dispositions again (signals::reset_for_child).
+    // SAFETY: setting a signal to SIG_IGN installs no handler code.
+    unsafe {
+        libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+        libc::signal(libc::SIGTTIN, libc::SIG_IGN);
     }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,

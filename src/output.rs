@@ -29,7 +29,7 @@ pub const READ_SIZE: usize = 64 * 1024;
 /// Longest line written whole (bytes, without prefix); longer ones are split.
 pub const MAX_LINE: usize = 64 * 1024;
 /// Buffers in flight between the pumps and one writer thread.
-const CHANNEL_DEPTH: usize = 64;
+const CHANNEL_DEPTH: usize = 16;
 
 /// Which of podinit's descriptors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

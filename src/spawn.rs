@@ -27,6 +27,10 @@ pub enum Stdio3 {
     InheritWithStdin,
     /// Everything /dev/null (probes and hooks).
     Null,
+    /// podinit's terminal on stdin, stdout and stderr, and the process group
+    /// becomes the terminal's foreground group (the first main under `docker run
+    /// -it`), so Ctrl-C and job control reach it as they would without podinit.
+    Terminal,
 }
 
 /// Builds the command for `argv` with `entry`'s environment, directory and user.
@@ -43,7 +47,9 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
         Stdio3::PipedWithStdin => (true, Some(true)),
         Stdio3::InheritWithStdin => (true, Some(false)),
         Stdio3::Null => (false, None),
+        Stdio3::Terminal => (true, Some(false)),
     };
+    let take_terminal = stdio == Stdio3::Terminal;
     cmd.stdin(if stdin { Stdio::inherit() } else { Stdio::null() });
     match out_piped {
         Some(true) => {
@@ -62,6 +68,15 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
     // async-signal-safe system calls on data prepared before the fork.
     unsafe {
         cmd.pre_exec(move || {
+            if take_terminal {
+                // In the child, not the parent: the program must not run (and
+                // read the terminal) before its group is in the foreground, the
+                // race tini's isolate_child() describes. SIGTTOU is still ignored
+                // here (inherited from podinit), so a background group may do it.
+                if libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid()) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
             crate::signals::reset_for_child()?;
             if let Some(u) = &user {
                 if libc::setgroups(u.groups.len(), u.groups.as_ptr()) != 0

@@ -64,6 +64,9 @@ struct Supervisor {
     prefixes: Vec<Vec<u8>>,
     /// The entry that gets podinit's stdin (the first main).
     stdin_entry: Option<EntryId>,
+    /// podinit's stdin is a terminal: the first main gets it as its
+    /// controlling terminal's foreground group, unprefixed (SPEC §3).
+    terminal: bool,
     tx: mpsc::UnboundedSender<Event>,
     rx: mpsc::UnboundedReceiver<Event>,
     timers: BTreeMap<Timer, Instant>,
@@ -95,6 +98,7 @@ impl Supervisor {
             output: Some(Output::start()),
             prefixes,
             stdin_entry,
+            terminal: nix::unistd::isatty(0).unwrap_or(false),
             tx,
             rx,
             timers: BTreeMap::new(),
@@ -211,6 +215,7 @@ impl Supervisor {
         let spec = &self.pod.spec().entries[entry];
         let with_stdin = self.stdin_entry == Some(entry);
         let stdio = match (spec.log, with_stdin) {
+            (_, true) if self.terminal => Stdio3::Terminal,
             (LogMode::Raw, false) => Stdio3::Inherit,
             (LogMode::Raw, true) => Stdio3::InheritWithStdin,
             (_, false) => Stdio3::Piped,
@@ -248,7 +253,13 @@ impl Supervisor {
                 Event::Spawned { entry, instance, pid }
             }
             Err((status, why)) => {
-                tracing::error!("{}: {why} (status {status})", spec.name);
+                tracing::error!(
+                    event = "spawn_failed",
+                    process = spec.name,
+                    status,
+                    "{}: {why} (status {status})",
+                    spec.name
+                );
                 Event::SpawnFailed { entry, instance, status }
             }
         }

@@ -117,6 +117,7 @@ impl Sim {
                     let more = self.pod.handle(ev, self.now);
                     self.apply(more);
                 }
+                Action::Signal { signal: libc::SIGCONT, .. } => {}
                 Action::Signal { entry, signal, .. } => {
                     let what = if signal == KILL { "kill" } else { "stop" };
                     self.log.push(format!("{what} {}", self.name(entry)));
@@ -665,6 +666,20 @@ fn rule12_second_sigint_spends_the_budget_repeated_sigterm_changes_nothing() {
     assert_eq!(sim.take_log(), s(&["kill m"]), "m's 2 s floor counts from its own signal");
     sim.advance(Duration::from_millis(500));
     assert_eq!(sim.take_log(), s(&["kill side"]));
+}
+
+#[test]
+fn stop_signal_is_followed_by_sigcont_once() {
+    let mut p = Pod::new(pod(vec![entry("m", Role::Main)]));
+    let now = Instant::now();
+    p.start(now);
+    p.handle(Event::Spawned { entry: 0, instance: 1, pid: 7 }, now);
+    let a = p.handle(Event::Terminate { signal: TERM }, now);
+    let signals: Vec<i32> = a
+        .iter()
+        .filter_map(|a| if let Action::Signal { signal, .. } = a { Some(*signal) } else { None })
+        .collect();
+    assert_eq!(signals, [TERM, libc::SIGCONT]);
 }
 
 #[test]
