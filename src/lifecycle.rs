@@ -302,6 +302,17 @@ impl Pod {
         std::mem::take(&mut self.out)
     }
 
+    /// Whether a `Spawn` the machine asked for is still wanted. One batch of
+    /// actions may ask for several spawns, and an earlier one's failure can end
+    /// the pod (completion) before the later ones are carried out: the
+    /// supervisor checks this before each spawn, so nothing starts once
+    /// termination has begun.
+    pub fn spawn_wanted(&self, entry: EntryId, instance: Instance) -> bool {
+        self.is_current(entry, instance)
+            && self.entries[entry].state == State::Spawning
+            && !self.terminating()
+    }
+
     /// Whether the pod is ready (SPEC §2 rule 8): every sidecar and main ready, and
     /// not terminating. Init entries do not count (KEP-753 R25).
     pub fn is_ready(&self) -> bool {
@@ -891,22 +902,23 @@ impl Pod {
             let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();
             let e = &mut self.entries[entry];
             match e.state {
-                State::Waiting | State::Backoff => {
-                    // Not running: not waited for (rule 10).
+                State::Waiting | State::Backoff | State::Spawning => {
+                    // Not running: not waited for (rule 10). A spawn asked for
+                    // but not yet carried out is dropped (see `spawn_wanted`).
                     if e.state == State::Backoff {
                         self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
                     }
                     e.state = State::Exited;
                 }
                 State::Exited => {}
-                State::Spawning | State::Running => {
+                State::Running => {
                     for kind in [ProbeKind::Startup, ProbeKind::Liveness] {
                         self.out.push(Action::StopProbe { entry, kind });
                     }
                     match e.run.stopping.as_mut() {
                         Some(s) => s.cause = StopCause::Termination,
                         None => {
-                            let in_hook = has_pre_stop && e.state == State::Running;
+                            let in_hook = has_pre_stop;
                             e.run.stopping =
                                 Some(Stopping { cause: StopCause::Termination, in_hook, signalled: None });
                             if let (true, Some(pid)) = (in_hook, e.run.pid) {
@@ -1012,5 +1024,7 @@ impl Pod {
     }
 }
 
+#[cfg(test)]
+mod proptests;
 #[cfg(test)]
 mod tests;

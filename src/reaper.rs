@@ -101,7 +101,9 @@ impl Reaper {
                     _ => break None,
                 }
             };
-            let Some(exit) = exit else { continue };
+            // waitid said `pid` has exited, so this cannot fail; if it ever did,
+            // looping would spin on the same pid: stop, the next SIGCHLD retries.
+            let Some(exit) = exit else { break };
             match managed {
                 Some(Waiter::Entry { entry, instance }) => reaped.entries.push((entry, instance, exit)),
                 Some(Waiter::Task(tx)) => {

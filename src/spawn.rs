@@ -64,6 +64,9 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
     }
     cmd.process_group(0);
     let user = entry.user.clone();
+    // Set before exec, so the program and whatever it forks at once never run
+    // with the old value. Prepared here: the child must not allocate.
+    let oom_score_adj: Option<Vec<u8>> = entry.oom_score_adj.map(|v| v.to_string().into_bytes());
     // SAFETY: the closure runs between fork and exec and makes only raw,
     // async-signal-safe system calls on data prepared before the fork.
     unsafe {
@@ -78,6 +81,15 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
                 }
             }
             crate::signals::reset_for_child()?;
+            if let Some(value) = &oom_score_adj {
+                // Before the uid changes: lowering it needs CAP_SYS_RESOURCE.
+                // A failure is left for the parent to notice and report.
+                let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd >= 0 {
+                    libc::write(fd, value.as_ptr().cast(), value.len());
+                    libc::close(fd);
+                }
+            }
             if let Some(u) = &user {
                 if libc::setgroups(u.groups.len(), u.groups.as_ptr()) != 0
                     || libc::setgid(u.gid) != 0

@@ -162,6 +162,9 @@ impl Supervisor {
         while let Some(action) = pending.pop_front() {
             match action {
                 Action::Spawn { entry, instance } => {
+                    if !self.pod.spawn_wanted(entry, instance) {
+                        continue;
+                    }
                     let event = self.spawn_entry(entry, instance);
                     // Feed the spawn result back before anything else happens, so
                     // that the lifecycle never sees an event for a half-spawned entry.
@@ -226,8 +229,13 @@ impl Supervisor {
             Ok(mut child) => {
                 let pid = i32::try_from(child.id()).unwrap_or(0);
                 if let Some(adj) = spec.oom_score_adj {
-                    if let Err(e) = std::fs::write(format!("/proc/{pid}/oom_score_adj"), adj.to_string()) {
-                        tracing::warn!("{}: cannot set oom_score_adj {adj}: {e}", spec.name);
+                    // The child set it before exec; say so if it could not.
+                    let got = std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj"));
+                    if got.as_deref().map(str::trim).is_ok_and(|v| v != adj.to_string()) {
+                        tracing::warn!(
+                            "{}: could not set oom_score_adj {adj} (lowering it needs CAP_SYS_RESOURCE)",
+                            spec.name
+                        );
                     }
                 }
                 if let Some(output) = &self.output {

@@ -105,6 +105,9 @@ impl Sim {
         for a in actions {
             match a {
                 Action::Spawn { entry, instance } => {
+                    if !self.pod.spawn_wanted(entry, instance) {
+                        continue;
+                    }
                     self.log.push(format!("spawn {}", self.name(entry)));
                     let ev = match self.fail_spawn.get(&entry) {
                         Some(&status) => Event::SpawnFailed { entry, instance, status },

@@ -1,0 +1,400 @@
+//! SPEC §5 `podinit status` and §2 rule 8: exit 0 when the pod is ready, 1 when
+//! not, 2 when no podinit answers; the text table and the `--json` report; the
+//! status socket (mode 0600, a stale file replaced, silent clients harmless);
+//! not ready once termination begins.
+//!
+//! The client runs as a separate process on the host; the socket path is in
+//! the test's temp dir, on the file system shared with podinit's namespace.
+// The tests wait for the status clients they start.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+use common::*;
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// What one `podinit status` run gave.
+#[derive(Debug)]
+struct Status {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+/// Runs `podinit status --socket SOCK [--json]`, killed after 5 s.
+fn status(sock: &Path, json: bool) -> Status {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_podinit"));
+    cmd.arg("status").arg("--socket").arg(sock);
+    if json {
+        cmd.arg("--json");
+    }
+    let t0 = Instant::now();
+    let mut child = cmd
+        .env_remove("PODINIT_STATUS_SOCKET")
+        .env_remove("PODINIT_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn podinit status");
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if t0.elapsed() > secs(5.0) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "`podinit status` did not answer within 5 s\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    let took = t0.elapsed();
+    let out = child.wait_with_output().unwrap();
+    Status {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        took,
+    }
+}
+
+/// Asks until `podinit status` exits with `code` (or `timeout` passes: the
+/// test fails with the last answer).
+fn status_until(run: &mut Running, sock: &Path, code: i32, timeout: Duration) -> Status {
+    let until = Instant::now() + timeout;
+    loop {
+        let st = status(sock, false);
+        if st.code == Some(code) {
+            return st;
+        }
+        if Instant::now() > until || !run.is_running() {
+            panic!("`podinit status` never exited {code}; last answer: {st:#?}\n{}", run.report());
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One entry of the `--json` report, flattened by python3.
+#[derive(Debug, PartialEq, Eq)]
+struct JsonEntry {
+    name: String,
+    role: String,
+    state: String,
+    pid: String,
+    restarts: String,
+    last_exit: String,
+    ready: String,
+}
+
+/// Parses the `--json` report with python3: (phase, ready, entries).
+fn parse_json(text: &str) -> (String, String, Vec<JsonEntry>) {
+    const FLATTEN: &str = r#"
+import json, sys
+d = json.load(sys.stdin)
+def s(v):
+    return json.dumps(v)
+print(s(d["phase"]), s(d["ready"]))
+for e in d["entries"]:
+    print(" ".join(s(e[k]) for k in ["name", "role", "state", "pid", "restarts", "last_exit", "ready"]))
+"#;
+    let mut child = Command::new(python())
+        .arg("-c")
+        .arg(FLATTEN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn python3");
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "not valid JSON: {text:?}\n{}", String::from_utf8_lossy(&out.stderr));
+    let flat = String::from_utf8(out.stdout).unwrap();
+    let mut lines = flat.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(' ').collect();
+    let entries = lines
+        .map(|l| {
+            let f: Vec<String> = l.split(' ').map(str::to_string).collect();
+            JsonEntry {
+                name: f[0].clone(),
+                role: f[1].clone(),
+                state: f[2].clone(),
+                pid: f[3].clone(),
+                restarts: f[4].clone(),
+                last_exit: f[5].clone(),
+                ready: f[6].clone(),
+            }
+        })
+        .collect();
+    (head[0].to_string(), head[1].to_string(), entries)
+}
+
+fn jentry(
+    name: &str,
+    role: &str,
+    state: &str,
+    pid: &str,
+    restarts: u32,
+    last_exit: &str,
+    ready: bool,
+) -> JsonEntry {
+    JsonEntry {
+        name: format!("\"{name}\""),
+        role: format!("\"{role}\""),
+        state: format!("\"{state}\""),
+        pid: pid.to_string(),
+        restarts: restarts.to_string(),
+        last_exit: last_exit.to_string(),
+        ready: ready.to_string(),
+    }
+}
+
+/// The `pid NAME N` record an entry wrote about itself.
+fn recorded_pid(records: &[String], name: &str) -> String {
+    let prefix = format!("pid {name} ");
+    records
+        .iter()
+        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+        .unwrap_or_else(|| panic!("no {prefix:?} record in {records:#?}"))
+}
+
+/// Not ready (exit 1) while the main's readiness probe fails, ready (exit 0)
+/// once it passes; the text table and the `--json` report name every entry
+/// with its role, state, pid, restarts, last exit and readiness.
+#[test]
+fn status_follows_readiness_and_reports_every_entry() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    let mut cfg = String::from(
+        "[pod]\ntermination_grace_period = \"3s\"\nbackoff = { initial = \"100ms\", max = \"200ms\" }\n\n",
+    );
+    cfg += &entry("setup", "init", "echo \"ran setup\" >> \"@REC@\"", "");
+    // The sidecar crashes once (exit 1), then runs: 1 restart, last exit 1.
+    cfg += &entry(
+        "side",
+        "sidecar",
+        r#"if [ ! -f "@DIR@/side-crashed" ]; then touch "@DIR@/side-crashed"; exit 1; fi
+trap 'exit 0' TERM
+echo "pid side $$" >> "@REC@"
+echo "start side" >> "@REC@"
+while :; do sleep 0.1; done"#,
+        "",
+    );
+    cfg += &entry(
+        "app",
+        "main",
+        r#"trap 'exit 0' TERM
+echo "pid app $$" >> "@REC@"
+echo "start app" >> "@REC@"
+while :; do sleep 0.1; done"#,
+        r#"readiness_probe = { exec = { command = ["test", "-f", "@DIR@/app-ready"] }, period = "100ms", failure_threshold = 1 }"#,
+    );
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
+    run.wait_for_record("start side", secs(5.0));
+    run.wait_for_record("start app", secs(5.0));
+    let r = td.records();
+    let (side_pid, app_pid) = (recorded_pid(&r, "side"), recorded_pid(&r, "app"));
+
+    // Not ready: text.
+    let st = status(&sock, false);
+    assert_eq!(st.code, Some(1), "pod must be reported not ready: {st:#?}\n{}", run.report());
+    let lines: Vec<&str> = st.stdout.lines().collect();
+    assert_eq!(
+        lines.first().map(|l| l.split_whitespace().collect::<Vec<_>>()),
+        Some(vec!["NAME", "ROLE", "STATE", "PID", "RESTARTS", "LAST", "EXIT", "READY"]),
+        "{st:#?}"
+    );
+    let last = lines.last().copied().unwrap_or("");
+    assert!(last.starts_with("pod: ") && last.ends_with(", not ready"), "last line {last:?}\n{st:#?}");
+    let row = |name: &str| -> Vec<String> {
+        lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name}: {st:#?}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let side_row = row("side");
+    assert_eq!(side_row[1], "sidecar", "{st:#?}");
+    assert_eq!(side_row[3], side_pid, "{st:#?}");
+    assert_eq!(side_row[4], "1", "restarts of side: {st:#?}");
+    assert_eq!(side_row[5], "1", "last exit of side: {st:#?}");
+    assert_eq!(side_row.last().unwrap(), "yes", "{st:#?}");
+    let app_row = row("app");
+    assert_eq!(app_row[1], "main", "{st:#?}");
+    assert_eq!(app_row[3], app_pid, "{st:#?}");
+    assert_eq!(app_row[4], "0", "{st:#?}");
+    assert_eq!(app_row.last().unwrap(), "no", "{st:#?}");
+    assert_eq!(row("setup")[1], "init", "{st:#?}");
+
+    // Not ready: JSON.
+    let st = status(&sock, true);
+    assert_eq!(st.code, Some(1), "{st:#?}");
+    let (phase, ready, entries) = parse_json(&st.stdout);
+    assert_eq!(ready, "false", "{st:#?}");
+    assert_eq!(phase, "\"running\"", "{st:#?}");
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, vec!["\"setup\"", "\"side\"", "\"app\""], "{st:#?}");
+    assert_eq!(entries[2].ready, "false", "{st:#?}");
+    assert_eq!(entries[2].pid, app_pid, "{st:#?}");
+
+    // Ready once the probe passes.
+    fs::write(td.file("app-ready"), "").unwrap();
+    let st = status_until(&mut run, &sock, 0, secs(3.0));
+    let last = st.stdout.lines().last().unwrap_or("");
+    assert!(last.starts_with("pod: ") && last.ends_with(", ready"), "last line {last:?}\n{st:#?}");
+    let st = status(&sock, true);
+    assert_eq!(st.code, Some(0), "{st:#?}");
+    let (phase, ready, entries) = parse_json(&st.stdout);
+    assert_eq!((phase.as_str(), ready.as_str()), ("\"running\"", "true"), "{st:#?}");
+    assert_eq!(
+        entries,
+        vec![
+            jentry("setup", "init", "exited", "null", 0, "0", false),
+            jentry("side", "sidecar", "ready", &side_pid, 1, "1", true),
+            jentry("app", "main", "ready", &app_pid, 0, "null", true),
+        ],
+        "{st:#?}"
+    );
+
+    run.signal(SIGTERM);
+    let out = run.wait();
+    out.assert_code(0);
+}
+
+/// No podinit at the path (nothing there, or a socket file nobody listens
+/// on): exit 2, with a message.
+#[test]
+fn status_exits_2_when_no_podinit_answers() {
+    let td = TestDir::new();
+    let st = status(&td.file("nothing-here.sock"), false);
+    assert_eq!(st.code, Some(2), "{st:#?}");
+    assert!(!st.stderr.trim().is_empty(), "exit 2 without a message: {st:#?}");
+    let stale = td.file("stale.sock");
+    drop(UnixListener::bind(&stale).unwrap());
+    assert!(fs::symlink_metadata(&stale).unwrap().file_type().is_socket());
+    let st = status(&stale, true);
+    assert_eq!(st.code, Some(2), "{st:#?}");
+}
+
+/// A stale socket file at the configured path (left by an earlier run, nobody
+/// listening) neither stops podinit from starting nor from answering there.
+#[test]
+fn stale_socket_file_does_not_stop_podinit_from_starting_and_answering() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    let py =
+        format!("import socket; s = socket.socket(socket.AF_UNIX); s.bind({:?})", sock.to_str().unwrap());
+    let made = Command::new(python()).arg("-c").arg(&py).status().unwrap();
+    assert!(made.success());
+    assert!(fs::symlink_metadata(&sock).unwrap().file_type().is_socket(), "python3 left no socket file");
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"3s\"\n\n");
+    cfg += &entry("app", "main", &sleeper("app"), "");
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(15.0)).spawn();
+    run.wait_for_record("start app", secs(5.0));
+    let st = status_until(&mut run, &sock, 0, secs(3.0));
+    assert!(st.stdout.contains("app"), "{st:#?}");
+    run.signal(SIGTERM);
+    let out = run.wait();
+    out.assert_code(0);
+}
+
+/// 50 clients that connect and say nothing do not block an answer to a 51st.
+#[test]
+fn fifty_silent_clients_do_not_block_an_answer() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"3s\"\n\n");
+    cfg += &entry("app", "main", &sleeper("app"), "");
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(15.0)).spawn();
+    run.wait_for_record("start app", secs(5.0));
+    status_until(&mut run, &sock, 0, secs(3.0));
+    let silent: Vec<UnixStream> = (0..50)
+        .map(|i| UnixStream::connect(&sock).unwrap_or_else(|e| panic!("silent client {i}: {e}")))
+        .collect();
+    let st = status(&sock, false);
+    assert_eq!(st.code, Some(0), "{st:#?}\n{}", run.report());
+    assert!(st.took < secs(1.0), "the answer took {:?} with 50 silent clients connected", st.took);
+    let st = status(&sock, true);
+    assert_eq!(st.code, Some(0), "{st:#?}\n{}", run.report());
+    assert!(st.took < secs(1.0), "the answer took {:?} with 50 silent clients connected", st.took);
+    drop(silent);
+    run.signal(SIGTERM);
+    let out = run.wait();
+    out.assert_code(0);
+}
+
+/// The status socket is a socket with mode 0600.
+#[test]
+fn status_socket_has_mode_0600() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"3s\"\n\n");
+    cfg += &entry("app", "main", &sleeper("app"), "");
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(15.0)).spawn();
+    run.wait_for_record("start app", secs(5.0));
+    status_until(&mut run, &sock, 0, secs(3.0));
+    let meta = fs::symlink_metadata(&sock).unwrap();
+    assert!(meta.file_type().is_socket(), "{meta:?}");
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o600, "mode {:o}", meta.permissions().mode() & 0o7777);
+    run.signal(SIGTERM);
+    let out = run.wait();
+    out.assert_code(0);
+}
+
+/// From the moment termination begins the pod is not ready: asked during the
+/// main's pre_stop hook, status exits 1.
+#[test]
+fn pod_is_not_ready_once_termination_begins() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    td.write(
+        "prestop.sh",
+        r#"echo prestop >> "@REC@"
+i=0; while [ ! -f "@DIR@/release" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+echo prestop-done >> "@REC@""#,
+    );
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"10s\"\n\n");
+    cfg += &entry(
+        "app",
+        "main",
+        &sleeper("app"),
+        r#"pre_stop = { exec = { command = ["sh", "@DIR@/prestop.sh"] } }"#,
+    );
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
+    run.wait_for_record("start app", secs(5.0));
+    status_until(&mut run, &sock, 0, secs(3.0));
+    run.signal(SIGTERM);
+    run.wait_for_record("prestop", secs(5.0));
+    let st = status(&sock, false);
+    let st_json = status(&sock, true);
+    let during = td.records();
+    fs::write(td.file("release"), "").unwrap();
+    let out = run.wait();
+    assert_eq!(count(&during, "prestop-done"), 0, "the hook ended before status was asked: {during:?}");
+    assert_eq!(st.code, Some(1), "ready while terminating: {st:#?}\n{}", out.report());
+    let last = st.stdout.lines().last().unwrap_or("");
+    assert!(last.ends_with(", not ready"), "{st:#?}");
+    assert_eq!(st_json.code, Some(1), "{st_json:#?}");
+    let (phase, ready, _) = parse_json(&st_json.stdout);
+    assert_eq!(ready, "false", "{st_json:#?}");
+    assert_eq!(phase, "\"terminating\"", "{st_json:#?}");
+    out.assert_code(0);
+    assert_eq!(out.records, vec!["start app", "prestop", "prestop-done", "stop app"], "{}", out.report());
+}
