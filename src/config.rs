@@ -66,6 +66,7 @@ pub struct RawProcess {
     pub post_start: Option<Spanned<RawHook>>,
     pub pre_stop: Option<Spanned<RawHook>>,
     pub oom_score_adj: Option<Spanned<i32>>,
+    pub no_new_privileges: Option<bool>,
 }
 
 /// A probe table: exactly one handler plus the Kubernetes timing fields.

@@ -7,11 +7,16 @@
 //! `output`, `signals`, `logging`, `plan` (`podinit check`), `status`
 //! (the status socket and `podinit status`).
 
+// No unwrap/expect on a path input or the system can reach: as PID 1 a panic
+// kills the container (issue: hardening). Tests may.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod backoff;
 pub mod cli;
 pub mod config;
 pub mod envfile;
 pub mod exit_status;
+pub mod grpc;
 pub mod lifecycle;
 pub mod locate;
 pub mod logging;
@@ -24,4 +29,5 @@ pub mod spawn;
 pub mod spec;
 pub mod status;
 pub mod supervisor;
+pub mod tls;
 pub mod users;

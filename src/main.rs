@@ -1,6 +1,8 @@
 //! podinit's entry point: the only place that prints a fatal error and picks the
 //! exit status (SPEC "Exit status of podinit": 2 for usage and configuration).
 
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -78,6 +78,9 @@ fn details(e: &EntrySpec) -> Vec<String> {
     if let Some(u) = &e.user {
         d.push(format!("user {}:{}", u.uid, u.gid));
     }
+    if e.no_new_privileges {
+        d.push("no_new_privileges".to_owned());
+    }
     if let Some(w) = &e.working_dir {
         d.push(format!("working_dir {}", w.display()));
     }

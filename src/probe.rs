@@ -1,4 +1,4 @@
-//! Runs probe attempts and hooks: exec, tcp_socket, http_get (and sleep hooks).
+//! Runs probe attempts and hooks: exec, tcp_socket, http_get, grpc (and sleep hooks).
 //!
 //! One attempt gives one bool; counting thresholds and deciding what a result
 //! means is `lifecycle.rs`'s job. An attempt that outlives its timeout is a
@@ -11,23 +11,28 @@
 //! client alone is ~230 KB of the static binary, STYLE.md). As in Kubernetes:
 //! success is a status of 200-399; a redirect is followed only to the same host
 //! and port, at most 10 times, and a redirect elsewhere counts as success
-//! (kubernetes.io "Configure Probes", HTTP probes).
+//! (kubernetes.io "Configure Probes", HTTP probes). The same code speaks over
+//! TLS for `scheme = "https"`, without verifying the certificate (`tls.rs`);
+//! grpc attempts are `grpc.rs`'s.
 
 use std::rc::Rc;
 use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
+use crate::config::Scheme;
 use crate::reaper::{Reaper, Waiter};
 use crate::spawn::{command, spawn, Stdio3};
 use crate::spec::{EntrySpec, HttpGet, ProbeAction};
 
 /// Most bytes of an HTTP response head read before giving up on it.
 const MAX_HEAD: usize = 16 * 1024;
+/// How long a timed-out exec attempt, once SIGKILLed, is waited for.
+const REAP_WAIT: Duration = Duration::from_secs(1);
 /// Most redirects followed (as Go's client, which the kubelet uses).
 const MAX_REDIRECTS: usize = 10;
 
@@ -47,9 +52,15 @@ pub async fn attempt(
             )
         }
         ProbeAction::HttpGet(get) => tokio::time::timeout(timeout, http_get(get)).await.unwrap_or(false),
-        ProbeAction::Grpc { .. } => {
-            tracing::warn!("{}: grpc probes are not supported yet; counted as failure", entry.name);
-            false
+        ProbeAction::Grpc { host, port, service } => {
+            match tokio::time::timeout(timeout, crate::grpc::check(host, *port, service)).await {
+                Ok(Ok(())) => true,
+                Ok(Err(e)) => {
+                    tracing::debug!("{}: grpc probe {host}:{port} service {service:?}: {e}", entry.name);
+                    false
+                }
+                Err(_) => false,
+            }
         }
     }
 }
@@ -84,21 +95,32 @@ pub async fn exec(
         }
     };
     let mut guard = KillOnDrop(i32::try_from(child.id()).ok());
+    let mut rx = rx;
     let result = match timeout {
-        Some(t) => tokio::time::timeout(t, rx).await,
-        None => Ok(rx.await),
+        Some(t) => tokio::time::timeout(t, &mut rx).await,
+        None => Ok((&mut rx).await),
     };
     match result {
         Ok(Ok(exit)) => {
             guard.0 = None;
             exit.success()
         }
-        // Timed out: the guard kills the group; the reaper reaps it later.
-        _ => false,
+        Ok(Err(_)) => false,
+        Err(_) => {
+            // Timed out: kill the attempt's whole group now, and wait (a
+            // little) until it is reaped, so that attempts never pile up.
+            drop(guard);
+            let _ = tokio::time::timeout(REAP_WAIT, rx).await;
+            false
+        }
     }
 }
 
 /// One HTTP GET with redirects; `true` for a final status of 200-399.
+///
+/// `https` is TLS without certificate verification (`tls.rs`). Connection,
+/// TLS and protocol errors are failures (logged at debug level). No time limit
+/// of its own: callers bound it.
 pub async fn http_get(get: &HttpGet) -> bool {
     let mut path = get.path.clone();
     for _ in 0..=MAX_REDIRECTS {
@@ -121,26 +143,40 @@ pub async fn http_get(get: &HttpGet) -> bool {
     true
 }
 
-/// The path to follow when `location` stays on the probed host and port.
+/// The path to follow when `location` stays on the probed scheme, host and port.
 fn same_host_path(get: &HttpGet, location: &str) -> Option<String> {
     if location.starts_with('/') {
         return Some(location.to_owned());
     }
-    let rest = location.strip_prefix("http://")?;
+    let (prefix, default_port) = match get.scheme {
+        Scheme::Http => ("http://", 80),
+        Scheme::Https => ("https://", 443),
+    };
+    let rest = location.strip_prefix(prefix)?;
     let (authority, path) =
         rest.split_once('/').map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
     let (host, port) = match authority.rsplit_once(':') {
         Some((h, p)) => (h, p.parse::<u16>().ok()?),
-        None => (authority, 80),
+        None => (authority, default_port),
     };
     (host == get.host && port == get.port).then_some(path)
 }
 
+/// One GET of `path` over a new connection: status code and `Location`.
 async fn request(get: &HttpGet, path: &str) -> std::io::Result<(u16, Option<String>)> {
-    if get.scheme == crate::config::Scheme::Https {
-        return Err(std::io::Error::other("https probes are not supported yet"));
+    let tcp = TcpStream::connect((get.host.as_str(), get.port)).await?;
+    match get.scheme {
+        Scheme::Http => exchange(tcp, get, path).await,
+        Scheme::Https => exchange(crate::tls::connect(tcp, &get.host).await?, get, path).await,
     }
-    let mut stream = TcpStream::connect((get.host.as_str(), get.port)).await?;
+}
+
+/// Writes the request and reads the response head, over plain TCP or TLS.
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    get: &HttpGet,
+    path: &str,
+) -> std::io::Result<(u16, Option<String>)> {
     let mut req = format!("GET {path} HTTP/1.1\r\n");
     let has = |name: &str| get.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
     if !has("host") {
@@ -162,7 +198,12 @@ async fn request(get: &HttpGet, path: &str) -> std::io::Result<(u16, Option<Stri
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
-        let n = stream.read(&mut buf).await?;
+        let n = match stream.read(&mut buf).await {
+            Ok(n) => n,
+            // A TLS peer that closes without close_notify: parse what came.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => 0,
+            Err(e) => return Err(e),
+        };
         if n == 0 {
             break;
         }
@@ -198,7 +239,7 @@ mod tests {
             host: "127.0.0.1".into(),
             port: 8080,
             path: "/".into(),
-            scheme: crate::config::Scheme::Http,
+            scheme: Scheme::Http,
             headers: vec![],
         }
     }
@@ -218,5 +259,15 @@ mod tests {
         assert_eq!(same_host_path(&g, "http://127.0.0.1:8080/b"), Some("/b".into()));
         assert_eq!(same_host_path(&g, "http://127.0.0.1:9090/b"), None);
         assert_eq!(same_host_path(&g, "http://example.com/b"), None);
+        assert_eq!(same_host_path(&g, "https://127.0.0.1:8080/b"), None);
+    }
+
+    #[test]
+    fn https_redirects_only_to_same_scheme_host_and_port() {
+        let g = HttpGet { scheme: Scheme::Https, port: 443, ..get() };
+        assert_eq!(same_host_path(&g, "https://127.0.0.1/c"), Some("/c".into()));
+        assert_eq!(same_host_path(&g, "https://127.0.0.1:443/c"), Some("/c".into()));
+        assert_eq!(same_host_path(&g, "http://127.0.0.1:443/c"), None);
+        assert_eq!(same_host_path(&g, "https://127.0.0.1:8443/c"), None);
     }
 }

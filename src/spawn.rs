@@ -66,6 +66,7 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
     let user = entry.user.clone();
     // Set before exec, so the program and whatever it forks at once never run
     // with the old value. Prepared here: the child must not allocate.
+    let no_new_privs = entry.no_new_privileges;
     let oom_score_adj: Option<Vec<u8>> = entry.oom_score_adj.map(|v| v.to_string().into_bytes());
     // SAFETY: the closure runs between fork and exec and makes only raw,
     // async-signal-safe system calls on data prepared before the fork.
@@ -89,6 +90,9 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
                     libc::write(fd, value.as_ptr().cast(), value.len());
                     libc::close(fd);
                 }
+            }
+            if no_new_privs && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
             }
             if let Some(u) = &user {
                 if libc::setgroups(u.groups.len(), u.groups.as_ptr()) != 0

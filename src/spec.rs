@@ -83,6 +83,9 @@ pub struct EntrySpec {
     pub post_start: Option<HookSpec>,
     pub pre_stop: Option<HookSpec>,
     pub oom_score_adj: Option<i32>,
+    /// Set `PR_SET_NO_NEW_PRIVS` before exec: setuid binaries and file
+    /// capabilities grant nothing to the entry or its children.
+    pub no_new_privileges: bool,
 }
 
 /// Resolved `user`: uid, primary gid and supplementary groups.
@@ -308,6 +311,7 @@ impl Validator<'_> {
                 post_start: None,
                 pre_stop: None,
                 oom_score_adj: None,
+                no_new_privileges: false,
             });
         }
         protect_sidecars_from_oom(&mut entries, inherited_oom_score_adj());
@@ -449,6 +453,7 @@ impl Validator<'_> {
             post_start,
             pre_stop,
             oom_score_adj,
+            no_new_privileges: p.no_new_privileges.unwrap_or(false),
         })
     }
 

@@ -103,6 +103,16 @@ pub async fn serve(listener: UnixListener, requests: mpsc::UnboundedSender<Reque
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
+        // The 0600 mode already keeps others out; the peer's uid is checked
+        // too, in case the socket's directory or mode was changed under us.
+        let me = nix::unistd::geteuid().as_raw();
+        match stream.peer_cred() {
+            Ok(cred) if cred.uid() == me || cred.uid() == 0 => {}
+            _ => {
+                tracing::debug!("status connection from another user refused");
+                continue;
+            }
+        }
         let requests = requests.clone();
         tokio::task::spawn_local(async move {
             let _ = tokio::time::timeout(DEADLINE, answer(stream, requests)).await;

@@ -92,6 +92,7 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64) -> PodSpec
                 post_start: (probes && s.post_start).then_some(HookSpec::Sleep(Duration::from_secs(1))),
                 pre_stop: (probes && s.pre_stop).then_some(HookSpec::Sleep(Duration::from_secs(1))),
                 oom_score_adj: None,
+                no_new_privileges: false,
             }
         })
         .collect();
@@ -201,7 +202,7 @@ impl World {
                             && self.role(entry) == Role::Sidecar
                             && !self.stopped_before_termination.contains(&(entry, instance))
                         {
-                            for (&other, _) in &self.live {
+                            for &other in self.live.keys() {
                                 let r = self.role(other);
                                 prop_assert!(
                                     !(r != Role::Sidecar || other > entry),

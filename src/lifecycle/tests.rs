@@ -29,6 +29,7 @@ fn entry(name: &str, role: Role) -> EntrySpec {
         post_start: None,
         pre_stop: None,
         oom_score_adj: None,
+        no_new_privileges: false,
     }
 }
 
