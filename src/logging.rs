@@ -124,9 +124,12 @@ impl<S: Subscriber> Layer<S> for Writer {
                 String::from_utf8_lossy(&out).into_owned()
             }
         };
-        // One write per line, so lines from podinit and its children do not mix;
-        // an error (stderr closed) is ignored: it must never stop podinit.
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        // Through the stderr writer thread while it runs, so that lines from
+        // podinit and its children never mix; an error (stderr closed) is
+        // ignored: it must never stop podinit.
+        if !crate::output::write_log_line(line.as_bytes()) {
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }
     }
 }
 

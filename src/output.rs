@@ -18,18 +18,20 @@ use std::io::Write;
 use std::mem::ManuallyDrop;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 /// Bytes read from a child pipe at once.
 pub const READ_SIZE: usize = 64 * 1024;
 /// Longest line written whole (bytes, without prefix); longer ones are split.
 pub const MAX_LINE: usize = 64 * 1024;
-/// Buffers in flight between the pumps and one writer thread.
-const CHANNEL_DEPTH: usize = 16;
+/// Child output buffers in flight between the pumps and one writer thread
+/// (each at most about [`READ_SIZE`] plus prefixes).
+const WINDOW: usize = 16;
 
 /// Which of podinit's descriptors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,49 +47,78 @@ pub struct Output {
     stderr: Writer,
 }
 
+/// What a writer thread writes, and, for a child's output, the permit that
+/// holds its place in the bounded window (released once written).
+type Message = (Vec<u8>, Option<OwnedSemaphorePermit>);
+
 #[derive(Debug)]
 struct Writer {
-    tx: mpsc::Sender<Vec<u8>>,
+    tx: mpsc::UnboundedSender<Message>,
+    /// Child output buffers in flight to this descriptor: the back-pressure.
+    window: Arc<Semaphore>,
     done: std_mpsc::Receiver<()>,
+}
+
+/// Where podinit's own messages go while the stderr writer runs: through the
+/// same thread as the children's stderr, so that a message never lands inside
+/// a child's line when a large write to a full pipe goes out in pieces. They
+/// take no permit: logging never waits for a slow stderr (a message is a line,
+/// and there are few).
+static LOG_SINK: Mutex<Option<mpsc::UnboundedSender<Message>>> = Mutex::new(None);
+
+/// Writes one of podinit's own lines through the stderr writer thread.
+/// `false` when that thread is not running (the caller writes it itself).
+pub fn write_log_line(line: &[u8]) -> bool {
+    match LOG_SINK.lock() {
+        Ok(sink) => sink.as_ref().is_some_and(|tx| tx.send((line.to_vec(), None)).is_ok()),
+        Err(_) => false,
+    }
 }
 
 impl Writer {
     fn start(fd: i32) -> Writer {
-        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(CHANNEL_DEPTH);
+        let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
         let (done_tx, done) = std_mpsc::channel();
         let spawned = std::thread::Builder::new().name(format!("podinit-out-{fd}")).spawn(move || {
             // SAFETY: fd 1 or 2 stays open for the life of podinit; ManuallyDrop
             // keeps this File from closing it.
             let file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
-            while let Some(buf) = rx.blocking_recv() {
+            while let Some((buf, permit)) = rx.blocking_recv() {
                 // EPIPE and friends: drop the data and go on (SPEC: a closed
                 // stdout must not stop podinit).
                 let _ = (&*file).write_all(&buf);
+                drop(permit);
             }
             let _ = done_tx.send(());
         });
         if let Err(e) = spawned {
             tracing::error!("cannot start output thread: {e}");
         }
-        Writer { tx, done }
+        Writer { tx, window: Arc::new(Semaphore::new(WINDOW)), done }
     }
 }
 
 impl Output {
-    /// Starts the writer threads for fd 1 and 2.
+    /// Starts the writer threads for fd 1 and 2, and sends podinit's own
+    /// messages through the second.
     pub fn start() -> Output {
-        Output { stdout: Writer::start(1), stderr: Writer::start(2) }
+        let output = Output { stdout: Writer::start(1), stderr: Writer::start(2) };
+        if let Ok(mut sink) = LOG_SINK.lock() {
+            *sink = Some(output.stderr.tx.clone());
+        }
+        output
     }
 
     /// Starts a pump from `fd` (a child's pipe) to `stream`, each line framed by `framing`.
     /// Returns the task's handle, done when the pipe reached end of file.
     pub fn pump(&self, fd: OwnedFd, stream: Stream, framing: Framing) -> Option<tokio::task::JoinHandle<()>> {
-        let tx = match stream {
-            Stream::Stdout => self.stdout.tx.clone(),
-            Stream::Stderr => self.stderr.tx.clone(),
+        let w = match stream {
+            Stream::Stdout => &self.stdout,
+            Stream::Stderr => &self.stderr,
         };
+        let (tx, window) = (w.tx.clone(), Arc::clone(&w.window));
         match pipe::Receiver::from_owned_fd(fd) {
-            Ok(rx) => Some(tokio::task::spawn_local(pump(rx, framing, tx))),
+            Ok(rx) => Some(tokio::task::spawn_local(pump(rx, framing, tx, window))),
             Err(e) => {
                 tracing::error!("cannot read child output: {e}");
                 None
@@ -96,7 +127,11 @@ impl Output {
     }
 
     /// Lets the writers finish what they have, waiting at most until `deadline`.
+    /// podinit's own messages go straight to stderr again from here on.
     pub fn close(self, deadline: Instant) {
+        if let Ok(mut sink) = LOG_SINK.lock() {
+            *sink = None;
+        }
         let Output { stdout, stderr } = self;
         for w in [stdout, stderr] {
             drop(w.tx);
@@ -185,10 +220,18 @@ pub fn frame_lines(prefix: &[u8], carry: &mut Vec<u8>, mut data: &[u8], out: &mu
     carry.extend_from_slice(data);
 }
 
-async fn pump(mut rx: pipe::Receiver, framing: Framing, tx: mpsc::Sender<Vec<u8>>) {
+async fn pump(
+    mut rx: pipe::Receiver,
+    framing: Framing,
+    tx: mpsc::UnboundedSender<Message>,
+    window: Arc<Semaphore>,
+) {
     let mut buf = vec![0u8; READ_SIZE];
     let mut carry = Vec::new();
     loop {
+        // Wait for room before reading: while podinit's descriptor is slow, the
+        // child blocks on its full pipe instead of podinit buffering.
+        let Ok(permit) = Arc::clone(&window).acquire_owned().await else { return };
         let n = match rx.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => n,
@@ -197,7 +240,7 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, tx: mpsc::Sender<Vec<u8>
         };
         let mut out = Vec::with_capacity(n + 256);
         frame(&framing, &mut carry, &buf[..n], &mut out);
-        if !out.is_empty() && tx.send(out).await.is_err() {
+        if !out.is_empty() && tx.send((out, Some(permit))).is_err() {
             return;
         }
     }
@@ -207,7 +250,7 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, tx: mpsc::Sender<Vec<u8>
         let mut out = Vec::new();
         let mut rest = Vec::new();
         frame(&framing, &mut rest, &carry, &mut out);
-        let _ = tx.send(out).await;
+        let _ = tx.send((out, None));
     }
 }
 

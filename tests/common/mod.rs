@@ -657,3 +657,213 @@ pub fn up_probe(name: &str) -> String {
 pub fn entry(name: &str, role: &str, script: &str, extra: &str) -> String {
     format!("[[process]]\nname = \"{name}\"\nrole = \"{role}\"\ncommand = '''\n{script}\n'''\n{extra}\n\n")
 }
+
+// ----- podinit with descriptors wired by the test (a file, a pipe it does not
+// read, a pseudo-terminal): output_volume.rs, terminal.rs -----
+
+impl Launcher {
+    /// The command [`Launcher::spawn`] would run (unshare when PID 1, args,
+    /// env, working directory); stdio is left to the caller.
+    pub fn command(&self) -> Command {
+        let bin = env!("CARGO_BIN_EXE_podinit");
+        let mut cmd = if self.pid1 {
+            let mut c = Command::new("unshare");
+            if !is_root() {
+                c.args(["--user", "--map-root-user"]);
+            }
+            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", "--"]);
+            c.arg(bin);
+            c
+        } else {
+            Command::new(bin)
+        };
+        cmd.args(&self.args)
+            .env_remove("PODINIT_CONFIG")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.dir);
+        cmd
+    }
+
+    /// Spawns [`Launcher::command`] after `setup` has set its stdio (and
+    /// whatever else), under the same hard deadline.
+    pub fn spawn_custom(self, setup: impl FnOnce(&mut Command)) -> Bare {
+        let mut cmd = self.command();
+        setup(&mut cmd);
+        let start = Instant::now();
+        let child = cmd.spawn().expect("spawn podinit");
+        Bare {
+            child,
+            pid1: self.pid1,
+            start,
+            deadline: start + self.deadline,
+            rec: self.rec,
+            logs: Vec::new(),
+            status: None,
+        }
+    }
+}
+
+/// A running podinit whose descriptors the test wired itself.
+pub struct Bare {
+    child: Child,
+    pid1: bool,
+    start: Instant,
+    deadline: Instant,
+    rec: PathBuf,
+    logs: Vec<PathBuf>,
+    status: Option<ExitStatus>,
+}
+
+/// How a [`Bare`] run ended.
+#[derive(Debug, Clone, Copy)]
+pub struct BareExit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    /// From spawn to exit.
+    pub elapsed: Duration,
+}
+
+impl Bare {
+    /// Files (podinit's stderr...) whose tails go into failure messages.
+    pub fn log(mut self, path: &Path) -> Self {
+        self.logs.push(path.to_path_buf());
+        self
+    }
+
+    pub fn records(&self) -> Vec<String> {
+        fs::read_to_string(&self.rec)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
+    pub fn report(&self) -> String {
+        let mut s = format!("--- records ---\n{}", self.records().join("\n"));
+        for p in &self.logs {
+            let text = String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
+            s += &format!("\n--- {} (tail) ---\n{}", p.display(), tail(&text, 3000));
+        }
+        s
+    }
+
+    /// Kills the whole tree and fails the test with `msg` and the report.
+    pub fn fail(&mut self, msg: &str) -> ! {
+        self.kill_all();
+        thread::sleep(Duration::from_millis(100));
+        panic!("{msg}\n{}", self.report())
+    }
+
+    fn kill_all(&mut self) {
+        let outer = self.child.id() as i32;
+        for p in descendants(outer).iter().rev() {
+            send_signal(*p, SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for p in descendants(outer) {
+            send_signal(p, SIGKILL);
+        }
+    }
+
+    fn exited(&mut self) -> bool {
+        if self.status.is_none() {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                self.status = Some(st);
+            }
+        }
+        self.status.is_some()
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        !self.exited()
+    }
+
+    /// Host pid of podinit itself (inside unshare when PID 1).
+    pub fn podinit_pid(&mut self) -> i32 {
+        let outer = self.child.id() as i32;
+        if !self.pid1 {
+            return outer;
+        }
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(p) = children(outer).first() {
+                return *p;
+            }
+            if self.exited() {
+                let st = self.status;
+                self.fail(&format!("podinit already exited ({st:?})"));
+            }
+            if Instant::now() > until {
+                self.fail("could not find the inner podinit's host pid");
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Sends `sig` to podinit (the inner one when PID 1).
+    pub fn signal(&mut self, sig: i32) {
+        let pid = self.podinit_pid();
+        if !send_signal(pid, sig) {
+            self.fail(&format!("could not send signal {sig} to podinit (pid {pid})"));
+        }
+    }
+
+    /// Polls `cond` until it holds; fails on `timeout`, on the hard deadline,
+    /// or when podinit exits before it holds.
+    pub fn wait_until(&mut self, what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+        let until = Instant::now() + timeout;
+        loop {
+            if cond() {
+                return;
+            }
+            if self.exited() {
+                if cond() {
+                    return;
+                }
+                let st = self.status;
+                self.fail(&format!("podinit exited ({st:?}) while waiting for {what}"));
+            }
+            if Instant::now() > until {
+                self.fail(&format!("timed out after {timeout:?} waiting for {what}"));
+            }
+            if Instant::now() > self.deadline {
+                self.fail(&format!("hard deadline passed while waiting for {what}"));
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until the record file holds `line` (at least `n` times).
+    pub fn wait_for_record_n(&mut self, line: &str, n: usize, timeout: Duration) {
+        let rec = self.rec.clone();
+        let what = format!("record {line:?} x{n}");
+        self.wait_until(&what, timeout, || {
+            let text = fs::read_to_string(&rec).unwrap_or_default();
+            text.lines().filter(|l| l.trim() == line).count() >= n
+        });
+    }
+
+    /// Waits for podinit to exit; past the hard deadline the whole tree is
+    /// killed and the test fails.
+    pub fn wait(mut self) -> BareExit {
+        while !self.exited() {
+            if Instant::now() > self.deadline {
+                let d = self.deadline - self.start;
+                self.fail(&format!("podinit did not exit within its hard deadline of {d:?}"));
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        let status = self.status.unwrap();
+        BareExit { code: status.code(), signal: status.signal(), elapsed: self.start.elapsed() }
+    }
+}
+
+impl Drop for Bare {
+    fn drop(&mut self) {
+        if !self.exited() {
+            self.kill_all();
+        }
+    }
+}
