@@ -47,7 +47,13 @@ pub fn locate(src: &str, offset: usize) -> Place {
             };
             header = vec![format!("{name}[{n}]")];
         } else if let Some(name) = t.strip_prefix('[').and_then(|r| r.split(']').next()) {
-            header = vec![name.trim().to_owned()];
+            // `[process.startup_probe]` continues the latest `[[process]]`.
+            let name = name.trim();
+            let (first, rest) = name.split_once('.').unwrap_or((name, ""));
+            header = match arrays.iter().find(|(a, _)| a == first.trim()) {
+                Some((a, n)) if !rest.is_empty() => vec![format!("{a}[{n}].{}", rest.trim())],
+                _ => vec![name.to_owned()],
+            };
         }
     }
     let this_line = &src[line_start..line_end];
@@ -147,6 +153,14 @@ mod tests {
         assert_eq!(p.key, "pod.restart_policy");
         let off = SRC.find("port = 1").unwrap() + 7;
         assert_eq!(locate(SRC, off).key, "process[2].startup_probe.tcp_socket.port");
+    }
+
+    #[test]
+    fn sub_table_header_continues_the_latest_array_element() {
+        let src =
+            "[[process]]\nname = \"a\"\n[[process]]\nname = \"b\"\n[process.startup_probe]\nperod = \"1s\"\n";
+        let p = locate(src, src.find("perod").unwrap());
+        assert_eq!(p.key, "process[2].startup_probe.perod");
     }
 
     #[test]

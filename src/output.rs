@@ -1,37 +1,39 @@
-//! Copies each entry's stdout and stderr to podinit's own (SPEC §4, `prefixed`).
+//! Copies each entry's stdout and stderr to podinit's own (SPEC §4).
 //!
-//! One pump task per child pipe splits what it reads into lines and puts
-//! `NAME | ` in front of each; one writer thread per podinit descriptor (1 and
-//! 2) writes what the pumps send. Between them a bounded channel: when podinit's
-//! stdout is slow, the pumps stop reading and the children block on their pipes
-//! (back-pressure) instead of podinit buffering without limit, while the event
-//! loop, which never writes to stdout, keeps supervising. A write error (EPIPE
-//! when stdout is closed) is ignored, so a closed stdout never stops podinit.
+//! podinit's descriptors 1 and 2 each have a lane: a thread running a small
+//! current-thread runtime of its own, with one pump task per child pipe. A pump
+//! reads what the child wrote, frames it (`NAME | ` before each line, or one
+//! JSON object per line) and writes it to the lane's descriptor, all in that one
+//! thread, so a chunk of output costs no hand-off between threads. Writes block:
+//! when podinit's stdout is slow, its lane waits, its pumps stop reading and the
+//! children block on their full pipes (back-pressure) instead of podinit
+//! buffering without limit, while the supervisor's event loop, which never
+//! touches output, keeps supervising, and the other lane goes on. A write error
+//! (EPIPE when stdout is closed) drops the data; it never stops podinit.
+//!
+//! podinit's own messages go through the stderr lane too, so that they never
+//! land inside a child's line when a large write to a full pipe goes out in
+//! pieces.
 //!
 //! Memory is bounded: a read is at most [`READ_SIZE`] bytes, and a line longer
-//! than [`MAX_LINE`] is written in pieces, each prefixed. Nothing is lost: a pump
+//! than [`MAX_LINE`] is written in pieces, each framed. Nothing is lost: a pump
 //! runs to end of file, a last line without newline gets one, and podinit waits
-//! for the pumps and writers before it exits.
+//! for the lanes (up to a deadline) before it exits.
 
-use std::fs::File;
-use std::io::Write;
-use std::mem::ManuallyDrop;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::io;
+use std::os::fd::OwnedFd;
 use std::sync::mpsc as std_mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::mpsc;
 
 /// Bytes read from a child pipe at once.
 pub const READ_SIZE: usize = 64 * 1024;
 /// Longest line written whole (bytes, without prefix); longer ones are split.
 pub const MAX_LINE: usize = 64 * 1024;
-/// Child output buffers in flight between the pumps and one writer thread
-/// (each at most about [`READ_SIZE`] plus prefixes).
-const WINDOW: usize = 16;
 
 /// Which of podinit's descriptors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,104 +42,162 @@ pub enum Stream {
     Stderr,
 }
 
-/// The two writer threads.
+/// What a lane is asked to do.
 #[derive(Debug)]
-pub struct Output {
-    stdout: Writer,
-    stderr: Writer,
+enum Command {
+    /// Copy this child pipe to the lane's descriptor until end of file.
+    Pump(OwnedFd, Framing),
+    /// Write one of podinit's own lines.
+    Line(Vec<u8>),
+    /// Let every pump reach end of file (until the deadline), then stop.
+    Close(Instant),
 }
 
-/// What a writer thread writes, and, for a child's output, the permit that
-/// holds its place in the bounded window (released once written).
-type Message = (Vec<u8>, Option<OwnedSemaphorePermit>);
+/// The two lanes.
+#[derive(Debug)]
+pub struct Output {
+    stdout: Lane,
+    stderr: Lane,
+}
 
 #[derive(Debug)]
-struct Writer {
-    tx: mpsc::UnboundedSender<Message>,
-    /// Child output buffers in flight to this descriptor: the back-pressure.
-    window: Arc<Semaphore>,
+struct Lane {
+    tx: mpsc::UnboundedSender<Command>,
     done: std_mpsc::Receiver<()>,
 }
 
-/// Where podinit's own messages go while the stderr writer runs: through the
-/// same thread as the children's stderr, so that a message never lands inside
-/// a child's line when a large write to a full pipe goes out in pieces. They
-/// take no permit: logging never waits for a slow stderr (a message is a line,
-/// and there are few).
-static LOG_SINK: Mutex<Option<mpsc::UnboundedSender<Message>>> = Mutex::new(None);
+/// Where podinit's own messages go while the stderr lane runs.
+static LOG_SINK: Mutex<Option<mpsc::UnboundedSender<Command>>> = Mutex::new(None);
 
-/// Writes one of podinit's own lines through the stderr writer thread.
-/// `false` when that thread is not running (the caller writes it itself).
+/// Writes one of podinit's own lines through the stderr lane. `false` when
+/// that lane is not running (the caller writes the line itself).
 pub fn write_log_line(line: &[u8]) -> bool {
     match LOG_SINK.lock() {
-        Ok(sink) => sink.as_ref().is_some_and(|tx| tx.send((line.to_vec(), None)).is_ok()),
+        Ok(sink) => sink.as_ref().is_some_and(|tx| tx.send(Command::Line(line.to_vec())).is_ok()),
         Err(_) => false,
     }
 }
 
-impl Writer {
-    fn start(fd: i32) -> Writer {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
+/// Writes all of `buf` to `fd`, waiting while it would block (a descriptor
+/// someone else made non-blocking). Any other error drops the rest: a closed
+/// stdout must not stop podinit.
+fn write_all(fd: i32, mut buf: &[u8]) {
+    while !buf.is_empty() {
+        // SAFETY: writes from a valid slice to a descriptor podinit keeps open.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n > 0 {
+            buf = &buf[n.unsigned_abs()..];
+            continue;
+        }
+        let err = io::Error::last_os_error();
+        match err.kind() {
+            io::ErrorKind::Interrupted => {}
+            io::ErrorKind::WouldBlock => {
+                let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&mut pfd, 1, 100) };
+            }
+            _ => return,
+        }
+    }
+}
+
+impl Lane {
+    fn start(fd: i32) -> Lane {
+        let (tx, rx) = mpsc::unbounded_channel::<Command>();
         let (done_tx, done) = std_mpsc::channel();
         let spawned = std::thread::Builder::new().name(format!("podinit-out-{fd}")).spawn(move || {
-            // SAFETY: fd 1 or 2 stays open for the life of podinit; ManuallyDrop
-            // keeps this File from closing it.
-            let file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
-            while let Some((buf, permit)) = rx.blocking_recv() {
-                // EPIPE and friends: drop the data and go on (SPEC: a closed
-                // stdout must not stop podinit).
-                let _ = (&*file).write_all(&buf);
-                drop(permit);
+            match tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build() {
+                Ok(rt) => tokio::task::LocalSet::new().block_on(&rt, lane(fd, rx)),
+                Err(e) => eprintln!("podinit | error: cannot start output lane {fd}: {e}"),
             }
             let _ = done_tx.send(());
         });
         if let Err(e) = spawned {
-            tracing::error!("cannot start output thread: {e}");
+            eprintln!("podinit | error: cannot start output thread: {e}");
         }
-        Writer { tx, window: Arc::new(Semaphore::new(WINDOW)), done }
+        Lane { tx, done }
+    }
+}
+
+/// The body of a lane: takes commands until `Close`, then waits for its pumps.
+async fn lane(fd: i32, mut rx: mpsc::UnboundedReceiver<Command>) {
+    let mut pumps: Vec<tokio::task::JoinHandle<()>> = Vec::new();
+    let deadline = loop {
+        match rx.recv().await {
+            Some(Command::Pump(pipe_fd, framing)) => match pipe::Receiver::from_owned_fd(pipe_fd) {
+                Ok(r) => {
+                    pumps.retain(|p| !p.is_finished());
+                    pumps.push(tokio::task::spawn_local(pump(r, framing, fd)));
+                }
+                Err(e) => {
+                    let msg = format!("podinit | error: cannot read child output: {e}\n");
+                    write_all(2, msg.as_bytes());
+                }
+            },
+            Some(Command::Line(line)) => write_all(fd, &line),
+            Some(Command::Close(deadline)) => break deadline,
+            None => break Instant::now(),
+        }
+    };
+    for p in pumps {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if tokio::time::timeout(left, p).await.is_err() {
+            break;
+        }
+    }
+    // Lines that came in while the pumps drained.
+    while let Ok(Command::Line(line)) = rx.try_recv() {
+        write_all(fd, &line);
     }
 }
 
 impl Output {
-    /// Starts the writer threads for fd 1 and 2, and sends podinit's own
-    /// messages through the second.
+    /// Starts the lanes of fd 1 and 2, and sends podinit's own messages
+    /// through the second.
     pub fn start() -> Output {
-        let output = Output { stdout: Writer::start(1), stderr: Writer::start(2) };
+        let output = Output { stdout: Lane::start(1), stderr: Lane::start(2) };
         if let Ok(mut sink) = LOG_SINK.lock() {
             *sink = Some(output.stderr.tx.clone());
         }
         output
     }
 
-    /// Starts a pump from `fd` (a child's pipe) to `stream`, each line framed by `framing`.
-    /// Returns the task's handle, done when the pipe reached end of file.
-    pub fn pump(&self, fd: OwnedFd, stream: Stream, framing: Framing) -> Option<tokio::task::JoinHandle<()>> {
-        let w = match stream {
+    /// Copies `fd` (a child's pipe) to `stream` until end of file, each line
+    /// framed by `framing`.
+    pub fn pump(&self, fd: OwnedFd, stream: Stream, framing: Framing) {
+        let lane = match stream {
             Stream::Stdout => &self.stdout,
             Stream::Stderr => &self.stderr,
         };
-        let (tx, window) = (w.tx.clone(), Arc::clone(&w.window));
-        match pipe::Receiver::from_owned_fd(fd) {
-            Ok(rx) => Some(tokio::task::spawn_local(pump(rx, framing, tx, window))),
-            Err(e) => {
-                tracing::error!("cannot read child output: {e}");
-                None
-            }
+        if lane.tx.send(Command::Pump(fd, framing)).is_err() {
+            tracing::error!("output lane {} is gone; output lost", lane_name(stream));
         }
     }
 
-    /// Lets the writers finish what they have, waiting at most until `deadline`.
-    /// podinit's own messages go straight to stderr again from here on.
+    /// Lets every pump reach end of file and the lanes write what they have,
+    /// waiting at most until `deadline` (a pipe a stray process still holds, or
+    /// a descriptor nobody reads, must not keep podinit from exiting). podinit's
+    /// own messages go straight to stderr from here on.
     pub fn close(self, deadline: Instant) {
+        let Output { stdout, stderr } = self;
+        for lane in [&stdout, &stderr] {
+            let _ = lane.tx.send(Command::Close(deadline));
+        }
+        for lane in [&stdout, &stderr] {
+            let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
+            let _ = lane.done.recv_timeout(left);
+        }
         if let Ok(mut sink) = LOG_SINK.lock() {
             *sink = None;
         }
-        let Output { stdout, stderr } = self;
-        for w in [stdout, stderr] {
-            drop(w.tx);
-            let left = deadline.saturating_duration_since(Instant::now());
-            let _ = w.done.recv_timeout(left.max(Duration::from_millis(1)));
-        }
+    }
+}
+
+fn lane_name(stream: Stream) -> &'static str {
+    match stream {
+        Stream::Stdout => "stdout",
+        Stream::Stderr => "stderr",
     }
 }
 
@@ -153,35 +213,59 @@ pub enum Framing {
 /// Appends one JSON object for `line` (without its newline) to `out`; bytes
 /// that are not UTF-8 are replaced (U+FFFD).
 pub fn json_line(process: &str, stream: &str, line: &[u8], out: &mut Vec<u8>) {
-    let time = humantime::format_rfc3339_micros(std::time::SystemTime::now());
-    out.extend_from_slice(b"{\"time\":\"");
-    out.extend_from_slice(time.to_string().as_bytes());
-    out.extend_from_slice(b"\",\"process\":");
-    json_string(process, out);
-    out.extend_from_slice(b",\"stream\":");
-    json_string(stream, out);
-    out.extend_from_slice(b",\"line\":");
-    json_string(&String::from_utf8_lossy(line), out);
+    let head = json_head(process, stream);
+    json_body(&head, line, out);
+}
+
+/// `{"time":"…","process":"…","stream":"…","line":` for lines read now.
+fn json_head(process: &str, stream: &str) -> Vec<u8> {
+    let time = humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string();
+    let mut head = Vec::with_capacity(64 + process.len());
+    head.extend_from_slice(b"{\"time\":\"");
+    head.extend_from_slice(time.as_bytes());
+    head.extend_from_slice(b"\",\"process\":");
+    json_string(process, &mut head);
+    head.extend_from_slice(b",\"stream\":");
+    json_string(stream, &mut head);
+    head.extend_from_slice(b",\"line\":");
+    head
+}
+
+fn json_body(head: &[u8], line: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(head);
+    match std::str::from_utf8(line) {
+        Ok(text) => json_string(text, out),
+        Err(_) => json_string(&String::from_utf8_lossy(line), out),
+    }
     out.extend_from_slice(b"}\n");
 }
 
-/// Appends `s` as a JSON string literal (quoted, escaped) to `out`.
+/// Appends `s` as a JSON string literal (quoted, escaped) to `out`. Runs of
+/// bytes that need no escape are copied whole.
 pub fn json_string(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
     out.push(b'"');
-    for c in s.chars() {
-        match c {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
-            c => {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run..i]);
+        if escaped.is_empty() {
+            out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+        } else {
+            out.extend_from_slice(escaped);
         }
+        run = i + 1;
     }
+    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
 }
 
@@ -191,66 +275,96 @@ pub fn frame(framing: &Framing, carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<
     match framing {
         Framing::Prefixed(prefix) => frame_lines(prefix, carry, data, out),
         Framing::Json { process, stream } => {
-            let mut lines = Vec::new();
-            frame_lines(b"", carry, data, &mut lines);
-            for line in lines.split_inclusive(|&b| b == b'\n') {
-                json_line(process, stream, line.strip_suffix(b"\n").unwrap_or(line), out);
-            }
+            // One time stamp for every line of one read: they arrived together.
+            let head = json_head(process, stream);
+            out.reserve(data.len() + (data.len() / 32 + 1) * (head.len() + 4));
+            each_line(carry, data, |line| json_body(&head, line, out));
         }
     }
 }
 
-/// Splits `data` into prefixed lines appended to `out`, carrying an unfinished
-/// line in `carry` (never longer than [`MAX_LINE`]).
-pub fn frame_lines(prefix: &[u8], carry: &mut Vec<u8>, mut data: &[u8], out: &mut Vec<u8>) {
-    while let Some(i) = data.iter().position(|&b| b == b'\n') {
-        out.extend_from_slice(prefix);
-        out.append(carry);
-        out.extend_from_slice(&data[..=i]);
-        data = &data[i + 1..];
+/// Calls `emit` with every complete line (without its newline) of what was
+/// carried plus `data`, and with pieces of [`MAX_LINE`] bytes of a line that
+/// grows longer; keeps the rest in `carry`.
+fn each_line(carry: &mut Vec<u8>, mut data: &[u8], mut emit: impl FnMut(&[u8])) {
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', data) {
+        let line = &data[start..end];
+        if carry.is_empty() {
+            emit(line);
+        } else {
+            carry.extend_from_slice(line);
+            emit(carry);
+            carry.clear();
+        }
+        start = end + 1;
     }
+    data = &data[start..];
     while carry.len() + data.len() >= MAX_LINE {
         let take = MAX_LINE - carry.len();
-        out.extend_from_slice(prefix);
-        out.append(carry);
-        out.extend_from_slice(&data[..take]);
-        out.push(b'\n');
+        carry.extend_from_slice(&data[..take]);
+        emit(carry);
+        carry.clear();
         data = &data[take..];
     }
     carry.extend_from_slice(data);
 }
 
-async fn pump(
-    mut rx: pipe::Receiver,
-    framing: Framing,
-    tx: mpsc::UnboundedSender<Message>,
-    window: Arc<Semaphore>,
-) {
+/// Splits `data` into prefixed lines appended to `out`, carrying an unfinished
+/// line in `carry` (never longer than [`MAX_LINE`]).
+pub fn frame_lines(prefix: &[u8], carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<u8>) {
+    let lines = memchr::memchr_iter(b'\n', data).count() + data.len() / MAX_LINE + 1;
+    out.reserve(carry.len() + data.len() + lines * (prefix.len() + 1));
+    each_line(carry, data, |line| {
+        out.extend_from_slice(prefix);
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    });
+}
+
+async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32) {
     let mut buf = vec![0u8; READ_SIZE];
     let mut carry = Vec::new();
+    let mut out = Vec::with_capacity(READ_SIZE + READ_SIZE / 4);
     loop {
-        // Wait for room before reading: while podinit's descriptor is slow, the
-        // child blocks on its full pipe instead of podinit buffering.
-        let Ok(permit) = Arc::clone(&window).acquire_owned().await else { return };
-        let n = match rx.read(&mut buf).await {
+        let mut n = match rx.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        let mut out = Vec::with_capacity(n + 256);
+        // Take whatever else is already in the pipe, without waiting, so that
+        // a child writing in small pieces costs one write per full buffer.
+        let mut eof = false;
+        while n < buf.len() {
+            match rx.try_read(&mut buf[n..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(more) => n += more,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        out.clear();
         frame(&framing, &mut carry, &buf[..n], &mut out);
-        if !out.is_empty() && tx.send((out, Some(permit))).is_err() {
-            return;
+        write_all(fd, &out);
+        // Do not keep a buffer a very long line made large.
+        if out.capacity() > 4 * READ_SIZE {
+            out = Vec::with_capacity(READ_SIZE + READ_SIZE / 4);
+        }
+        if eof {
+            break;
         }
     }
     if !carry.is_empty() {
         // A last line without newline is written, with one added.
         carry.push(b'\n');
-        let mut out = Vec::new();
+        out.clear();
         let mut rest = Vec::new();
         frame(&framing, &mut rest, &carry, &mut out);
-        let _ = tx.send((out, None));
+        write_all(fd, &out);
     }
 }
 

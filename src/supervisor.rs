@@ -21,7 +21,7 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use signal_hook_tokio::Signals;
 use tokio::sync::mpsc;
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::task::AbortHandle;
 
 use crate::config::LogMode;
 use crate::lifecycle::{Action, EntryId, Event, HookKind, Instance, Pod, ProbeKind, Timer};
@@ -72,7 +72,6 @@ struct Supervisor {
     timers: BTreeMap<Timer, Instant>,
     probes: HashMap<(EntryId, ProbeKind), AbortHandle>,
     hooks: HashMap<(EntryId, HookKind), AbortHandle>,
-    pumps: Vec<JoinHandle<()>>,
     queue: VecDeque<Event>,
     status_rx: mpsc::UnboundedReceiver<crate::status::Request>,
     /// The status socket's path and server task, removed at exit.
@@ -104,7 +103,6 @@ impl Supervisor {
             timers: BTreeMap::new(),
             probes: HashMap::new(),
             hooks: HashMap::new(),
-            pumps: Vec::new(),
             queue: VecDeque::new(),
             status_rx,
             status_socket,
@@ -251,12 +249,11 @@ impl Supervisor {
                             },
                             _ => Framing::Prefixed(self.prefixes[entry].clone()),
                         };
-                        if let Some(handle) = fd.and_then(|fd| output.pump(fd, stream, framing)) {
-                            self.pumps.push(handle);
+                        if let Some(fd) = fd {
+                            output.pump(fd, stream, framing);
                         }
                     }
                 }
-                self.pumps.retain(|h| !h.is_finished());
                 // `child` is dropped without waiting: the reaper owns its exit.
                 Event::Spawned { entry, instance, pid }
             }
@@ -335,22 +332,16 @@ impl Supervisor {
             h.abort();
         }
         let deadline = Instant::now() + DRAIN_LIMIT;
+        // Nothing left is the common case: no sleep then. Otherwise SIGKILL,
+        // reap, look again, at most about 2 s (a process in uninterruptible
+        // sleep may take a moment to die).
         for round in 0..50 {
             let left = kill_descendants();
             self.reaper.drain();
-            if left == 0 && round > 0 {
+            if left == 0 {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(if round < 10 { 5 } else { 40 })).await;
-        }
-        for pump in self.pumps.drain(..) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if tokio::time::timeout(left, pump).await.is_err() {
-                tracing::warn!(
-                    "output of a process still open after every process was killed; not waiting for it"
-                );
-                break;
-            }
+            tokio::time::sleep(Duration::from_millis(if round < 10 { 2 } else { 40 })).await;
         }
         if let Some(output) = self.output.take() {
             output.close(deadline.max(Instant::now() + Duration::from_millis(500)));
@@ -380,14 +371,24 @@ fn kill_descendants() -> usize {
         }
         return alive;
     }
-    let mut parents: HashMap<u32, Vec<u32>> = HashMap::new();
-    for (pid, ppid) in proc_table() {
-        parents.entry(ppid).or_default().push(pid);
-    }
     let mut stack = vec![me];
     let mut found = 0;
+    // The kernel lists each task's children (CONFIG_PROC_CHILDREN); reading
+    // those is far cheaper than all of /proc on a busy host. Without it, the
+    // whole process table is read once.
+    let mut table: Option<HashMap<u32, Vec<u32>>> = None;
     while let Some(p) = stack.pop() {
-        for &child in parents.get(&p).map(Vec::as_slice).unwrap_or(&[]) {
+        let children = children_of(p).unwrap_or_else(|| {
+            let table = table.get_or_insert_with(|| {
+                let mut parents: HashMap<u32, Vec<u32>> = HashMap::new();
+                for (pid, ppid) in proc_table() {
+                    parents.entry(ppid).or_default().push(pid);
+                }
+                parents
+            });
+            table.get(&p).cloned().unwrap_or_default()
+        });
+        for child in children {
             found += 1;
             if let Ok(pid) = i32::try_from(child) {
                 let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
@@ -396,6 +397,20 @@ fn kill_descendants() -> usize {
         }
     }
     found
+}
+
+/// Children of `pid` from `/proc/PID/task/*/children`; `None` when the kernel
+/// does not have these files.
+fn children_of(pid: u32) -> Option<Vec<u32>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut children = Vec::new();
+    let mut any = false;
+    for task in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else { continue };
+        any = true;
+        children.extend(text.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+    }
+    any.then_some(children)
 }
 
 fn count_children_of(parent: u32) -> usize {

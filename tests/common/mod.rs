@@ -867,3 +867,91 @@ impl Drop for Bare {
         }
     }
 }
+
+// ----- podinit behind a wrapper program, and short-lived helper commands:
+// faults.rs, bug_reports.rs -----
+
+impl Launcher {
+    /// Like [`Launcher::spawn_custom`], with `wrapper` (a program and its
+    /// arguments) between unshare and podinit: `unshare ... -- WRAPPER...
+    /// podinit ARGS` when PID 1, `WRAPPER... podinit ARGS` when not. The
+    /// wrapper must exec podinit (`sh -c '...; exec "$@"' sh`, `setpriv ...`),
+    /// so that podinit keeps its place (PID 1) and `Bare::signal` reaches it.
+    pub fn spawn_wrapped(self, wrapper: &[&str], setup: impl FnOnce(&mut Command)) -> Bare {
+        let bin = env!("CARGO_BIN_EXE_podinit");
+        let mut cmd = if self.pid1 {
+            let mut c = Command::new("unshare");
+            if !is_root() {
+                c.args(["--user", "--map-root-user"]);
+            }
+            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", "--"]);
+            c.args(wrapper);
+            c
+        } else {
+            let mut c = Command::new(wrapper[0]);
+            c.args(&wrapper[1..]);
+            c
+        };
+        cmd.arg(bin)
+            .args(&self.args)
+            .env_remove("PODINIT_CONFIG")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.dir);
+        setup(&mut cmd);
+        let start = Instant::now();
+        let child = cmd.spawn().expect("spawn podinit behind its wrapper");
+        Bare {
+            child,
+            pid1: self.pid1,
+            start,
+            deadline: start + self.deadline,
+            rec: self.rec,
+            logs: Vec::new(),
+            status: None,
+        }
+    }
+}
+
+/// How a helper command run by [`run_with_deadline`] ended.
+#[derive(Debug)]
+pub struct CmdOut {
+    /// None when it was killed at its deadline (or by a signal).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+    pub timed_out: bool,
+}
+
+/// Runs `cmd` (stdin /dev/null, output captured), SIGKILLing it once `timeout`
+/// has passed.
+pub fn run_with_deadline(cmd: &mut Command, timeout: Duration) -> CmdOut {
+    let t0 = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let stdout = Stream::reader(child.stdout.take().unwrap());
+    let stderr = Stream::reader(child.stderr.take().unwrap());
+    let mut timed_out = false;
+    let status = loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            break st;
+        }
+        if t0.elapsed() > timeout {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().expect("wait for a killed helper");
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    let took = t0.elapsed();
+    let until = Instant::now() + Duration::from_secs(1);
+    while !(stdout.eof.load(Ordering::SeqCst) && stderr.eof.load(Ordering::SeqCst)) && Instant::now() < until
+    {
+        thread::sleep(Duration::from_millis(2));
+    }
+    CmdOut { code: status.code(), stdout: stdout.text(), stderr: stderr.text(), took, timed_out }
+}
