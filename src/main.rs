@@ -77,13 +77,9 @@ fn run(spec: spec::PodSpec) -> i32 {
             tracing::warn!("cannot become child subreaper: {e}; orphans will not be reaped");
         }
     }
-    // The first main may own the terminal's foreground; podinit, then in the
-    // background, must not be stopped when it writes there or hands the terminal
-    // back. Children get default dispositions again (signals::reset_for_child).
-    // SAFETY: setting a signal to SIG_IGN installs no handler code.
-    unsafe {
-        libc::signal(libc::SIGTTOU, libc::SIG_IGN);
-        libc::signal(libc::SIGTTIN, libc::SIG_IGN);
+    podinit::signals::reset_inherited();
+    if nix::unistd::isatty(0).unwrap_or(false) {
+        podinit::signals::ignore_terminal_stops();
     }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,

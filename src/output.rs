@@ -53,11 +53,12 @@ enum Command {
     Close(Instant),
 }
 
-/// The two lanes.
-#[derive(Debug)]
+/// The two lanes, each started when its first pump is (a pod whose entries
+/// all write `raw` starts no thread at all).
+#[derive(Debug, Default)]
 pub struct Output {
-    stdout: Lane,
-    stderr: Lane,
+    stdout: Option<Lane>,
+    stderr: Option<Lane>,
 }
 
 #[derive(Debug)]
@@ -153,23 +154,28 @@ async fn lane(fd: i32, mut rx: mpsc::UnboundedReceiver<Command>) {
 }
 
 impl Output {
-    /// Starts the lanes of fd 1 and 2, and sends podinit's own messages
-    /// through the second.
+    /// No lane yet; see [`Output::pump`].
     pub fn start() -> Output {
-        let output = Output { stdout: Lane::start(1), stderr: Lane::start(2) };
-        if let Ok(mut sink) = LOG_SINK.lock() {
-            *sink = Some(output.stderr.tx.clone());
-        }
-        output
+        Output::default()
     }
 
     /// Copies `fd` (a child's pipe) to `stream` until end of file, each line
-    /// framed by `framing`.
-    pub fn pump(&self, fd: OwnedFd, stream: Stream, framing: Framing) {
-        let lane = match stream {
-            Stream::Stdout => &self.stdout,
-            Stream::Stderr => &self.stderr,
+    /// framed by `framing`. Starts the stream's lane on first use; podinit's own
+    /// messages go through the stderr lane from when it runs.
+    pub fn pump(&mut self, fd: OwnedFd, stream: Stream, framing: Framing) {
+        let (slot, raw_fd) = match stream {
+            Stream::Stdout => (&mut self.stdout, 1),
+            Stream::Stderr => (&mut self.stderr, 2),
         };
+        let lane = slot.get_or_insert_with(|| {
+            let lane = Lane::start(raw_fd);
+            if stream == Stream::Stderr {
+                if let Ok(mut sink) = LOG_SINK.lock() {
+                    *sink = Some(lane.tx.clone());
+                }
+            }
+            lane
+        });
         if lane.tx.send(Command::Pump(fd, framing)).is_err() {
             tracing::error!("output lane {} is gone; output lost", lane_name(stream));
         }
@@ -180,11 +186,11 @@ impl Output {
     /// a descriptor nobody reads, must not keep podinit from exiting). podinit's
     /// own messages go straight to stderr from here on.
     pub fn close(self, deadline: Instant) {
-        let Output { stdout, stderr } = self;
-        for lane in [&stdout, &stderr] {
+        let lanes: Vec<Lane> = [self.stdout, self.stderr].into_iter().flatten().collect();
+        for lane in &lanes {
             let _ = lane.tx.send(Command::Close(deadline));
         }
-        for lane in [&stdout, &stderr] {
+        for lane in &lanes {
             let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
             let _ = lane.done.recv_timeout(left);
         }

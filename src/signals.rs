@@ -64,6 +64,56 @@ pub fn name(n: c_int) -> String {
     }
 }
 
+/// Whether podinit ignores signals that its children must not inherit ignored
+/// (SIGTTIN/SIGTTOU, in terminal mode): then every child resets them before
+/// exec. Otherwise a child inherits nothing to undo (see [`reset_inherited`]),
+/// and std may start it with posix_spawn, much cheaper than fork.
+static CHILDREN_NEED_RESET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// See [`CHILDREN_NEED_RESET`].
+pub fn children_need_reset() -> bool {
+    CHILDREN_NEED_RESET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Called once at start-up: every signal that podinit's own parent left
+/// ignored (nohup, a shell's background job) goes back to default, and the mask
+/// is emptied, so that children, which inherit both across exec, start with
+/// default dispositions and an empty mask (SPEC §3). SIGPIPE stays ignored for
+/// podinit itself (a closed stdout must give EPIPE, not death); std resets it
+/// in every child.
+pub fn reset_inherited() {
+    // SAFETY: plain sigaction/sigprocmask calls on locally owned structures,
+    // before any thread or handler exists.
+    unsafe {
+        for sig in 1..=libc::SIGRTMAX() {
+            if sig == libc::SIGKILL || sig == libc::SIGSTOP || sig == libc::SIGPIPE {
+                continue;
+            }
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN {
+                let mut dfl: libc::sigaction = std::mem::zeroed();
+                dfl.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    }
+}
+
+/// Terminal mode: podinit ignores SIGTTIN and SIGTTOU for itself (the first
+/// main owns the foreground; podinit must not be stopped when it writes to the
+/// terminal or hands it back), and every child resets them before exec.
+pub fn ignore_terminal_stops() {
+    CHILDREN_NEED_RESET.store(true, std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: setting a signal to SIG_IGN installs no handler code.
+    unsafe {
+        libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+        libc::signal(libc::SIGTTIN, libc::SIG_IGN);
+    }
+}
+
 /// Puts every signal disposition back to default and empties the signal mask.
 ///
 /// Runs in the child between fork and exec, so it only makes raw system calls

@@ -63,6 +63,16 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
         }
     }
     cmd.process_group(0);
+    let needs_child_code = take_terminal
+        || entry.user.is_some()
+        || entry.oom_score_adj.is_some()
+        || entry.no_new_privileges
+        || crate::signals::children_need_reset();
+    if !needs_child_code {
+        // Nothing to do between fork and exec: std can use posix_spawn
+        // (vfork-like), which costs far less than forking podinit.
+        return cmd;
+    }
     let user = entry.user.clone();
     // Set before exec, so the program and whatever it forks at once never run
     // with the old value. Prepared here: the child must not allocate.

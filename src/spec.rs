@@ -271,6 +271,7 @@ impl Validator<'_> {
             max: backoff.max.map_or(defaults.max, |d| d.into_inner().0),
             reset_after: backoff.reset_after.map_or(defaults.reset_after, |d| d.into_inner().0),
         };
+        let raw_pod_log = pod.log;
         let log = pod.log.unwrap_or(LogMode::Prefixed);
         let mut entries = Vec::new();
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -288,6 +289,9 @@ impl Validator<'_> {
             }
         }
         if !self.opts.command.is_empty() {
+            // With no config file at all podinit is a plain init, like `tini --`:
+            // the command's output passes untouched (no copy, no prefix).
+            let log = if self.src.trim().is_empty() && raw_pod_log.is_none() { LogMode::Raw } else { log };
             if seen.contains_key("main") {
                 let at = seen["main"];
                 self.at(

@@ -236,7 +236,7 @@ impl Supervisor {
                         );
                     }
                 }
-                if let Some(output) = &self.output {
+                if let Some(output) = &mut self.output {
                     let pipes = [
                         (child.stdout.take().map(OwnedFd::from), Stream::Stdout),
                         (child.stderr.take().map(OwnedFd::from), Stream::Stderr),
