@@ -1,0 +1,513 @@
+#!/usr/bin/env python3
+"""Turns the JSON written by bench/bench.py into docs/benchmarks.md (Markdown).
+
+Pure formatting: no process is run here, so a report can be re-rendered from a
+saved JSON. Every figure is the median over the rounds (start-up: over all
+runs). Ratios are against tini-static, the reference of issue 6, except
+throughput (against the child writing to a raw pipe) and start-up's "x bare"
+(against plain `true`). MB means 10^6 bytes; /proc gives KiB.
+
+usage: report.py RESULTS.json > benchmarks.md
+"""
+
+import json
+import os
+import statistics
+import sys
+
+REF = "tini-static"
+MB = 1e6
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def ratio(a, b):
+    if a is None or b is None or b <= 0:
+        return None
+    return a / b
+
+
+def fx(r):
+    return "–" if r is None else f"{r:.2f}×"
+
+
+def fms(s, digits=2):
+    return "–" if s is None else f"{s * 1000:.{digits}f}"
+
+
+def fmb_kib(k):
+    return "–" if k is None else f"{k * 1024 / MB:.2f}"
+
+
+HOME = os.path.expanduser("~")
+
+
+def tidy(text):
+    """A path under $HOME (cargo's bin) as ~/..."""
+    return text.replace(HOME + "/", "~/") if HOME not in ("", "/") else text
+
+
+def rounds(n):
+    return f"{n} round" if n == 1 else f"{n} rounds"
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out) + "\n"
+
+
+class Report:
+    def __init__(self, d):
+        self.d = d
+        self.s = d["sections"]
+        self.tools = d["tools"]
+        self.lines = []
+        self.targets = []  # (target, measured, verdict, note)
+
+    def w(self, text=""):
+        self.lines.append(text)
+
+    # ------------------------------------------------------------ header
+
+    def header(self):
+        d = self.d
+        m = d["machine"]
+        self.w("# Benchmarks: podinit against tini, dumb-init, catatonit, s6, supervisord and horust")
+        self.w()
+        self.w(f"Written by `bench/run{' --quick' if d['mode'] == 'quick' else ''}` on {d['date']} "
+               f"in {d['elapsed_s']:.0f} s of measuring (issue 6). Do not edit by hand: run `bench/run` again.")
+        self.w()
+        if d["mode"] == "quick":
+            self.w("**Quick mode**: a few iterations, smaller loads. These figures only show that the "
+                   "harness works; they are not the benchmark.")
+            self.w()
+        for n in d.get("notes", []):
+            self.w(f"- **Note:** {n}")
+        la0, la1 = d["loadavg_start"], d["loadavg_end"]
+        self.w(f"- Load average (1, 5, 15 min) at the start: {' '.join(la0)}; at the end: {' '.join(la1)}.")
+        if d.get("errors"):
+            for e in d["errors"]:
+                self.w(f"- **Harness error:** {e}")
+        self.w()
+        self.w("## Machine")
+        self.w()
+        self.w(table(["", ""], [
+            ["CPU", f"{m['cpu']}, {m['nproc']} cores (nproc)"],
+            ["memory", m["mem"]],
+            ["kernel", m["kernel"]],
+            ["OS", m["os"]],
+        ]))
+        self.w("## Versions")
+        self.w()
+        self.w(table(["tool", "version"], [[k, f"`{v}`" if v else "–"] for k, v in d["versions"].items()]))
+        self.w("Every init runs as PID 1 of a fresh PID namespace, `unshare --pid --fork --mount-proc "
+               "--kill-child TOOL ...`, unless a row says \"not PID 1\". The tools are measured "
+               "interleaved: each round runs every tool once (start-up: one hyperfine call over every "
+               "command), the order rotated by one each round; memory and idle CPU run all tools of a "
+               "scenario at the same time over the same window.")
+        self.w()
+        p = d["params"]
+        self.w(f"Parameters: {', '.join(f'{k} = {v}' for k, v in p.items())}.")
+        self.w()
+
+    # ------------------------------------------------------------ 1
+
+    def startup(self):
+        st = self.s.get("startup")
+        if not st:
+            return
+        self.w("## 1. Start-up overhead")
+        self.w()
+        self.w(f"`X -- true` against plain `true`, timed with {st['timer']}: {st['rounds']} rounds of "
+               f"{st['runs_per_command'] // st['rounds']} runs per command (after {st['warmup']} warm-up runs "
+               f"each round), medians of all runs. \"overhead\" is the median minus bare `true`'s median in "
+               f"the same mode.")
+        if st.get("slow"):
+            self.w(f"Commands slower than {st['slow_s']} s in a pilot run get one run a round: "
+                   f"{', '.join(st['slow'])}.")
+        self.w()
+        rows = st["rows"]
+        for mode, title in (("pid1", "As PID 1 (`unshare --pid --fork --mount-proc --kill-child X -- true`)"),
+                            ("host", "Not PID 1 (`X -- true`; tini with `-s`, subreaper)")):
+            bare = rows["bare"][mode]["median_s"]
+            ref = rows.get(REF, {}).get(mode, {})
+            ref_med = ref.get("median_s")
+            ref_ovh = None if ref_med is None else ref_med - bare
+            out = []
+            for name in ["bare"] + self.tools:
+                if name not in rows:
+                    if name in st["na"]:
+                        out.append([name, "n/a", "", "", "", "", "", st["na"][name]])
+                    continue
+                r = rows[name][mode]
+                if r.get("error"):
+                    out.append([name, "failed", "", "", "", "", "", r["error"]])
+                    continue
+                ovh = r["median_s"] - bare
+                ovh_ratio = ratio(ovh, ref_ovh) if ref_ovh and ref_ovh > 0 and name != "bare" else None
+                out.append([name, fms(r["median_s"], 3), f"{fms(r['mean_s'], 3)} ± {fms(r['stdev_s'], 3)}",
+                            r["n"], fx(ratio(r["median_s"], bare)),
+                            "–" if name == "bare" else fms(ovh, 3),
+                            fx(ratio(r["median_s"], ref_med)), fx(ovh_ratio)])
+            self.w(f"### {title}")
+            self.w()
+            self.w(table(["tool", "median ms", "mean ± sd ms", "runs", "× bare", "overhead ms",
+                          "× tini-static (time)", "× tini-static (overhead)"], out))
+        # target
+        pr = rows.get("podinit", {}).get("pid1", {})
+        tr = rows.get(REF, {}).get("pid1", {})
+        if pr.get("median_s") and tr.get("median_s"):
+            bare = rows["bare"]["pid1"]["median_s"]
+            po, to = pr["median_s"] - bare, tr["median_s"] - bare
+            rt = pr["median_s"] / tr["median_s"]
+            ro = po / to if to > 0 else None
+            measured = (f"overhead {fms(po, 3)} ms vs {fms(to, 3)} ms = {fx(ro)}; "
+                        f"whole run {fms(pr['median_s'], 3)} vs {fms(tr['median_s'], 3)} ms = {fx(rt)}")
+            met = ro is not None and ro <= 1.2
+            note = "" if met else (f"over by {fx(ro / 1.2) if ro else '?'} of the allowed 1.2×" if ro else
+                                   "tini-static's overhead is within noise of bare `true`")
+            self.targets.append(["start-up overhead as PID 1 within 1.2× of tini-static's", measured,
+                                 "met" if met else "missed", note])
+
+    # ------------------------------------------------------------ 2 + 6
+
+    def steady_rows(self, name, key):
+        return self.s["steady"]["rows"].get(name, {}).get(key, [])
+
+    def memory(self):
+        st = self.s.get("steady")
+        if not st:
+            return
+        sc = st["scenarios"]
+        self.w("## 2. Resident memory")
+        self.w()
+        self.w(f"VmRSS and VmHWM (peak) from `/proc/PID/status` of the supervisor itself, read after "
+               f"{st['settle_s']} s to settle and a {st['window_s']} s window, median of {rounds(st['rounds'])}, "
+               f"in MB (10^6 bytes). \"1 child\": `X -- sleep 100000` (podinit and horust in their one-command "
+               f"mode too), s6 and supervisord with one service; \"3 children\": podinit with two sidecars and a "
+               f"main, the others with 3 services. s6 is s6-svscan plus one s6-supervise per service, summed (s6-svscan alone "
+               f"below). Children are `sleep 100000`; probes are exec probes running `true` (podinit: "
+               f"`readiness_probe = {{ exec = {{ command = [\"true\"] }}, period = ... }}`; horust: "
+               f"`[healthiness] command = \"true\"`, which horust runs every 1 s, not configurable). "
+               f"In brackets: × tini-static with its one child.")
+        self.w()
+        ref1 = med([r.get("VmRSS_kib") for r in self.steady_rows(REF, "1")])
+        refh = med([r.get("VmHWM_kib") for r in self.steady_rows(REF, "1")])
+        head = ["tool"]
+        for key, desc in sc.items():
+            head += [f"{desc}: VmRSS", "VmHWM"]
+        out = []
+        for name in self.tools:
+            row = [name]
+            for key in sc:
+                rs = self.steady_rows(name, key)
+                why = st["na"].get(key, {}).get(name)
+                if not rs:
+                    row += [f"n/a: {why}" if why else "–", ""]
+                    continue
+                if any(r.get("error") for r in rs):
+                    row += ["failed: " + next(r["error"] for r in rs if r.get("error")), ""]
+                    continue
+                rss = med([r["VmRSS_kib"] for r in rs])
+                hwm = med([r["VmHWM_kib"] for r in rs])
+                row += [f"{fmb_kib(rss)} ({fx(ratio(rss, ref1))})", f"{fmb_kib(hwm)} ({fx(ratio(hwm, refh))})"]
+            out.append(row)
+        self.w(table(head, out))
+        s6 = self.steady_rows("s6", "3")
+        if s6:
+            svscan = med([next((p["VmRSS_kib"] for p in r["per_process"] if p["comm"] == "s6-svscan"), None) for r in s6])
+            self.w(f"s6-svscan alone, 3 services: VmRSS {fmb_kib(svscan)} MB.")
+            self.w()
+        threads = {n: max((p["threads"] for r in self.steady_rows(n, "3") for p in r.get("per_process", [])), default=None)
+                   for n in self.tools}
+        t = ", ".join(f"{n} {v}" for n, v in threads.items() if v)
+        if t:
+            self.w(f"Threads of the supervisor with 3 children: {t}.")
+            self.w()
+        p3 = self.steady_rows("podinit", "3")
+        if p3 and not any(r.get("error") for r in p3):
+            rss = med([r["VmRSS_kib"] for r in p3]) * 1024
+            hwm = med([r["VmHWM_kib"] for r in p3]) * 1024
+            met = rss < 3 * MB and hwm < 3 * MB
+            others = []
+            for n in ("s6", "horust", "supervisord"):
+                r = self.steady_rows(n, "3")
+                if r and not any(x.get("error") for x in r):
+                    others.append(f"{n} {fmb_kib(med([x['VmRSS_kib'] for x in r]))}")
+            self.targets.append(["RSS with 3 children under 3 MB",
+                                 f"VmRSS {rss / MB:.2f} MB, VmHWM {hwm / MB:.2f} MB" +
+                                 (f" (here: {', '.join(others)} MB)" if others else ""),
+                                 "met" if met else "missed",
+                                 "" if met else f"over by {(max(rss, hwm) - 3 * MB) / MB:.2f} MB"])
+
+    def cpu(self):
+        st = self.s.get("steady")
+        if not st:
+            return
+        sc = st["scenarios"]
+        self.w("## 6. CPU while idle")
+        self.w()
+        self.w(f"CPU used by the supervisor over a {st['window_s']} s window once its children run (after "
+               f"{st['settle_s']} s to settle), median of {rounds(st['rounds'])}: utime+stime from "
+               f"`/proc/PID/stat` (clock ticks of 10 ms, so anything under 10 ms reads 0), run time from "
+               f"`/proc/PID/task/*/schedstat` (ns, all live threads), and wake-ups as voluntary + involuntary "
+               f"context switches of all its threads (`/proc/PID/task/*/status`). Same runs as section 2.")
+        self.w()
+        out = []
+        for name in self.tools:
+            for key, desc in sc.items():
+                rs = self.steady_rows(name, key)
+                why = st["na"].get(key, {}).get(name)
+                if not rs:
+                    if key == "1" or (why and "one command" not in why):
+                        out.append([name, desc, f"n/a: {why}" if why else "–", "", "", ""])
+                    continue
+                if any(r.get("error") for r in rs):
+                    out.append([name, desc, "failed", "", "", next(r["error"] for r in rs if r.get("error"))])
+                    continue
+                cpu_s = med([r["cpu_s"] for r in rs])
+                run_ms = med([r["run_ns"] / 1e6 for r in rs])
+                ctx = med([r["ctx_switches"] for r in rs])
+                out.append([name, desc, f"{cpu_s:.2f}", f"{run_ms:.3f}", f"{ctx:g}",
+                            f"{ctx / st['window_s']:.1f}"])
+        self.w(table(["tool", "scenario", "utime+stime s", "run time ms", "wake-ups", "wake-ups/s"], out))
+        p3 = self.steady_rows("podinit", "3")
+        if p3 and not any(r.get("error") for r in p3):
+            cpu_s = med([r["cpu_s"] for r in p3])
+            run_ms = med([r["run_ns"] / 1e6 for r in p3])
+            ctx = med([r["ctx_switches"] for r in p3])
+            met = cpu_s == 0 and ctx == 0
+            self.targets.append(["zero CPU time while idle without probes (3 children)",
+                                 f"{cpu_s:.2f} s utime+stime, {run_ms:.3f} ms run time, {ctx:g} wake-ups in "
+                                 f"{st['window_s']} s", "met" if met else "missed",
+                                 "" if met else "the supervisor wakes up while nothing happens"])
+
+    # ------------------------------------------------------------ 3
+
+    def size(self):
+        sz = self.s.get("size")
+        if not sz:
+            return
+        self.w("## 3. Binary size")
+        self.w()
+        self.w("Size on disk as built or as the package ships it (bytes, and MB = 10^6 bytes); "
+               "\"if stripped\": the size after `strip` where the file is not stripped; dynamic "
+               "executables also need their shared libraries (listed with their sizes, libc included).")
+        self.w()
+        ref = sum(p["bytes"] for p in sz.get(REF, []))
+        out = []
+        for name in self.tools:
+            parts = sz.get(name)
+            if not parts:
+                continue
+            total = sum(p["bytes"] for p in parts)
+            for i, p in enumerate(parts):
+                if p.get("script"):
+                    kind = f"script for {p['interpreter']} ({p['interpreter_bytes'] / MB:.2f} MB)"
+                    if p.get("package_bytes"):
+                        kind += f"; package `{p['package_dir']}` {p['package_bytes'] / MB:.2f} MB"
+                    linking, stripped = kind, "–"
+                else:
+                    linking = "static" if p.get("static") else "dynamic: " + ", ".join(
+                        f"{l['lib'].rsplit('/', 1)[-1]} {l['bytes'] / MB:.2f} MB" for l in p.get("libs", []))
+                    stripped = "yes" if p.get("stripped") else (
+                        f"no (if stripped: {p['stripped_bytes']:,} B = {p['stripped_bytes'] / MB:.2f} MB)"
+                        if p.get("stripped_bytes") else "no")
+                out.append([name if i == 0 else "", f"`{p['path']}`", f"{p['bytes']:,}", f"{p['bytes'] / MB:.2f}",
+                            fx(ratio(total, ref)) if i == 0 else "", linking, stripped])
+        self.w(table(["tool", "file", "bytes", "MB", "× tini-static", "linking", "stripped"], out))
+        if "s6" in sz:
+            self.w("s6: s6-svscan plus s6-supervise (one runs per service); × tini-static counts both.")
+            self.w()
+        pp = sz.get("podinit")
+        if pp:
+            b = pp[0]["bytes"]
+            met = b < 3 * MB and pp[0].get("static") and pp[0].get("stripped")
+            self.targets.append(["static binary under 3 MB", f"{b:,} B = {b / MB:.2f} MB, "
+                                 f"{'static' if pp[0].get('static') else 'dynamic'}, "
+                                 f"{'stripped' if pp[0].get('stripped') else 'not stripped'}",
+                                 "met" if met else "missed",
+                                 "" if met else f"over by {(b - 3 * MB) / 1e3:,.0f} kB" if b >= 3 * MB else "not static/stripped"])
+
+    # ------------------------------------------------------------ 4
+
+    def reaping(self):
+        rp = self.s.get("reaping")
+        if not rp:
+            return
+        self.w("## 4. Reaping")
+        self.w()
+        self.w(f"`bench/orphans.c` runs as the init's only command (s6 and supervisord: as a service, "
+               f"held after it reports) and makes {rp['n']:,} orphans: it forks children one after the other, "
+               f"each of which forks B grandchildren that exit at once and then exits without waiting for "
+               f"them, so B zombies at a time reparent to PID 1 in a burst. It then polls `/proc` (the "
+               f"namespace's) until no process is in state Z, for at most {rp['deadline_s']} s. \"fork loop\" "
+               f"is the time to create them all (the load, the same for every init); \"all reaped\" is from "
+               f"the first fork until no zombie is left; \"lag\" the difference; \"peak\" the most zombies "
+               f"seen at one poll. Median of the rounds; × tini-static of \"all reaped\".")
+        self.w()
+        for mode, m in rp["modes"].items():
+            ref = med([r.get("all_reaped_s") for r in m["rows"].get(REF, [])])
+            out = []
+            for name in self.tools:
+                rs = m["rows"].get(name)
+                if not rs:
+                    continue
+                if any(r.get("error") for r in rs):
+                    out.append([name, "failed", "", "", "", "", "", next(r["error"] for r in rs if r.get("error"))])
+                    continue
+                done = [r["all_reaped_s"] for r in rs]
+                doneval = None if any(x is None for x in done) else med(done)
+                fork = med([r["fork_loop_s"] for r in rs])
+                exit_ = sorted({str(r.get("init_exit_status", "– (held)")) for r in rs})
+                out.append([name, f"{fork:.3f}", "not within the deadline" if doneval is None else f"{doneval:.3f}",
+                            "–" if doneval is None else fms(doneval - fork, 1),
+                            f"{max(r['peak_zombies'] for r in rs):,}", f"{max(r['zombies_left'] for r in rs):,}",
+                            fx(ratio(doneval, ref)), ", ".join(exit_)])
+            self.w(f"### B = {m['burst']} ({'bursts' if m['burst'] > 1 else 'plain double fork'}), "
+                   f"{m['rounds']} round{'s' if m['rounds'] > 1 else ''}")
+            self.w()
+            self.w(table(["tool", "fork loop s", "all reaped s", "lag ms", "peak zombies", "zombies left",
+                          "× tini-static", "init's exit status"], out))
+        rows = [r for m in rp["modes"].values() for r in m["rows"].get("podinit", [])]
+        if rows:
+            ok = all(not r.get("error") and r["zombies_left"] == 0 and r["all_reaped_s"] is not None for r in rows)
+            left = max((r.get("zombies_left", 0) for r in rows), default=0)
+            times = []
+            for m in rp["modes"].values():
+                v = med([r.get("all_reaped_s") for r in m["rows"].get("podinit", [])])
+                times.append(f"{'–' if v is None else f'{v:.3f}'} s with B = {m['burst']}")
+            self.targets.append([f"{rp['n']:,} orphans reaped with none left",
+                                 f"{left} left; all reaped in {', '.join(times)}",
+                                 "met" if ok else "missed", "" if ok else "zombies left or no result"])
+
+    # ------------------------------------------------------------ 5
+
+    def stop(self):
+        sp = self.s.get("stop")
+        if not sp:
+            return
+        self.w("## 5. Stop latency")
+        self.w()
+        self.w(f"SIGTERM to the init's host pid, once its children (`sleep 100000`, which dies on SIGTERM at "
+               f"once) have run for 0.3 s, until `unshare` has exited (the init gone); median of "
+               f"{rounds(sp['rounds'])}. podinit with 3 children is a main and 2 sidecars (sidecars are "
+               f"stopped after the main, one at a time, in reverse order), and also 3 mains. × tini-static: "
+               f"against tini-static with its one child.")
+        self.w()
+        ref = med([r.get("stop_s") for r in sp["rows"].get(REF, {}).get("1", [])])
+        out = []
+        labels = [n for n in self.tools] + [k for k in sp["rows"] if k not in self.tools]
+        for name in labels:
+            row = [name]
+            for n in ("1", "3"):
+                rs = sp["rows"].get(name, {}).get(n)
+                if not rs:
+                    why = sp["na"].get(n, {}).get(name)
+                    row += [f"n/a: {why}" if why else "–", "", ""]
+                    continue
+                if any(r.get("error") for r in rs):
+                    row += ["failed: " + next(r["error"] for r in rs if r.get("error")), "", ""]
+                    continue
+                v = med([r["stop_s"] for r in rs])
+                row += [fms(v, 1), fx(ratio(v, ref)), ", ".join(sorted({str(r["exit_status"]) for r in rs}))]
+            out.append(row)
+        self.w(table(["tool", "1 child: ms", "× tini-static", "exit status", "3 children: ms", "× tini-static",
+                      "exit status"], out))
+
+    # ------------------------------------------------------------ 7
+
+    def throughput(self):
+        tp = self.s.get("throughput")
+        if not tp:
+            return
+        self.w("## 7. Output throughput")
+        self.w()
+        self.w(f"A child writes {tp['bytes'] / MB:,.0f} MB of 100-byte lines ({tp['lines']:,} lines): "
+               f"`{tp['child']}`; as podinit's only main (`command = \"...\"`, run by `/bin/sh -c`, "
+               f"`[pod] log = MODE`), podinit's stdout piped into `wc -lc`, its stderr to a file; the raw pipe "
+               f"is the same child piped straight into `wc -lc`. Wall time of the whole pipeline, median of "
+               f"{rounds(tp['rounds'])}; MB/s and lines/s of the child's payload; × raw pipe of the throughput "
+               f"(1.00× = as fast as no podinit at all). In `raw` mode the child writes to podinit's own "
+               f"stdout, so it should match the raw pipe; what differs is podinit's start and exit, and noise.")
+        self.w()
+        ref = med([r.get("s") for r in tp["rows"].get("raw pipe", [])])
+        out = []
+        for label, rs in tp["rows"].items():
+            if any(r.get("error") for r in rs):
+                out.append([label, "failed", "", "", "", "", next(r["error"] for r in rs if r.get("error"))])
+                continue
+            s = med([r["s"] for r in rs])
+            out.append([label, f"{s:.3f}", f"{tp['bytes'] / MB / s:,.0f}", f"{tp['lines'] / s:,.0f}",
+                        fx(ratio(ref, s)), f"{rs[0]['out_bytes']:,}",
+                        "yes" if all(r["lines_ok"] for r in rs) else "NO"])
+        self.w(table(["output", "s", "MB/s", "lines/s", "× raw pipe", "bytes out", "every line out"], out))
+
+    # ------------------------------------------------------------ targets, commands
+
+    def target_table(self):
+        self.w("## Targets of issue 6")
+        self.w()
+        if not self.targets:
+            self.w("No target measured in this run.")
+            self.w()
+            return
+        self.w(table(["target", "measured", "", "note"], self.targets))
+
+    def commands(self):
+        self.w("## Commands")
+        self.w()
+        self.w("`$WORK` is the scratch directory of the run. `bench/run` builds podinit with `cargo build "
+               "--release --target x86_64-unknown-linux-musl`, installs the peers (`apt-get install tini "
+               "dumb-init catatonit s6 supervisor hyperfine`, `cargo install horust --locked`) and runs "
+               "`bench/bench.py`, then this report (`bench/report.py`).")
+        self.w()
+        self.w("```")
+        for label, cmd in self.d["commands"].items():
+            self.w(f"{label}: {cmd}")
+        self.w("```")
+        self.w()
+        self.w("### Configurations (3 children, with probes where the tool has them)")
+        self.w()
+        for name, smp in self.d.get("samples", {}).items():
+            self.w(f"**{name}**: `{smp['argv']}`")
+            self.w()
+            for path, text in smp["files"].items():
+                self.w(f"`{path}`:")
+                self.w()
+                self.w("```")
+                self.w(text.rstrip("\n"))
+                self.w("```")
+                self.w()
+
+    def render_text(self):
+        self.header()
+        body_start = len(self.lines)
+        self.startup()
+        self.memory()
+        self.size()
+        self.reaping()
+        self.stop()
+        self.cpu()
+        self.throughput()
+        body = self.lines[body_start:]
+        self.lines = self.lines[:body_start]
+        self.target_table()
+        self.lines += body
+        self.commands()
+        return tidy("\n".join(self.lines).rstrip("\n") + "\n")
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        d = json.load(f)
+    sys.stdout.write(Report(d).render_text())
+
+
+if __name__ == "__main__":
+    main()
