@@ -636,8 +636,32 @@ impl Pod {
             return;
         }
         match kind {
-            ProbeKind::Startup if !terminating && !run.startup_passed => {
-                if ok {
+            ProbeKind::Startup | ProbeKind::Liveness
+                if !terminating
+                    && if kind == ProbeKind::Startup { !run.startup_passed } else { run.started } =>
+            {
+                // Startup probes run until they pass, liveness probes once started
+                // (rule 7); a failure threshold reached stops the process either way.
+                let (failures, name) = match kind {
+                    ProbeKind::Startup => (&mut run.startup_failures, "startup"),
+                    _ => (&mut run.liveness_failures, "liveness"),
+                };
+                if !ok {
+                    *failures += 1;
+                    tracing::debug!("{} {name} probe failed ({failures}/{failure_threshold})", spec.name);
+                    if *failures >= failure_threshold {
+                        tracing::warn!(
+                            event = "probe_failed",
+                            process = spec.name,
+                            probe = name,
+                            "{} {name} probe failed {failure_threshold} times; restarting it",
+                            spec.name
+                        );
+                        self.stop_failed(entry, probe_grace, now);
+                    }
+                } else if kind == ProbeKind::Liveness {
+                    *failures = 0;
+                } else {
                     run.startup_passed = true;
                     tracing::info!(
                         event = "startup_probe_succeeded",
@@ -647,45 +671,6 @@ impl Pod {
                     );
                     self.out.push(Action::StopProbe { entry, kind });
                     self.check_started(entry, now);
-                } else {
-                    run.startup_failures += 1;
-                    tracing::debug!(
-                        "{} startup probe failed ({}/{failure_threshold})",
-                        spec.name,
-                        run.startup_failures
-                    );
-                    if run.startup_failures >= failure_threshold {
-                        tracing::warn!(
-                            event = "probe_failed",
-                            process = spec.name,
-                            probe = "startup",
-                            "{} startup probe failed {failure_threshold} times; restarting it",
-                            spec.name
-                        );
-                        self.stop_failed(entry, probe_grace, now);
-                    }
-                }
-            }
-            ProbeKind::Liveness if !terminating && run.started => {
-                if ok {
-                    run.liveness_failures = 0;
-                } else {
-                    run.liveness_failures += 1;
-                    tracing::debug!(
-                        "{} liveness probe failed ({}/{failure_threshold})",
-                        spec.name,
-                        run.liveness_failures
-                    );
-                    if run.liveness_failures >= failure_threshold {
-                        tracing::warn!(
-                            event = "probe_failed",
-                            process = spec.name,
-                            probe = "liveness",
-                            "{} liveness probe failed {failure_threshold} times; restarting it",
-                            spec.name
-                        );
-                        self.stop_failed(entry, probe_grace, now);
-                    }
                 }
             }
             ProbeKind::Readiness if run.started => {

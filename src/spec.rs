@@ -88,6 +88,31 @@ pub struct EntrySpec {
     pub no_new_privileges: bool,
 }
 
+impl EntrySpec {
+    /// An entry with every optional field at its SPEC §1 default: no probes or
+    /// hooks, SIGTERM, `hold_until = "ready"`, the environment of podinit.
+    pub fn new(name: &str, role: Role, argv: Vec<String>, log: LogMode) -> EntrySpec {
+        EntrySpec {
+            name: name.to_owned(),
+            role,
+            argv,
+            env: Vec::new(),
+            working_dir: None,
+            user: None,
+            hold_until: HoldUntil::Ready,
+            stop_signal: libc::SIGTERM,
+            log,
+            startup_probe: None,
+            readiness_probe: None,
+            liveness_probe: None,
+            post_start: None,
+            pre_stop: None,
+            oom_score_adj: None,
+            no_new_privileges: false,
+        }
+    }
+}
+
 /// Resolved `user`: uid, primary gid and supplementary groups.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserSpec {
@@ -299,24 +324,7 @@ impl Validator<'_> {
                     "the name \"main\" is taken by the command given after `--`; rename this entry".into(),
                 );
             }
-            entries.push(EntrySpec {
-                name: "main".into(),
-                role: Role::Main,
-                argv: self.opts.command.clone(),
-                env: Vec::new(),
-                working_dir: None,
-                user: None,
-                hold_until: HoldUntil::Ready,
-                stop_signal: libc::SIGTERM,
-                log,
-                startup_probe: None,
-                readiness_probe: None,
-                liveness_probe: None,
-                post_start: None,
-                pre_stop: None,
-                oom_score_adj: None,
-                no_new_privileges: false,
-            });
+            entries.push(EntrySpec::new("main", Role::Main, self.opts.command.clone(), log));
         }
         protect_sidecars_from_oom(&mut entries, inherited_oom_score_adj());
         if self.issues.is_empty() && !entries.iter().any(|e| e.role == Role::Main) {

@@ -77,22 +77,13 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64) -> PodSpec
         .map(|(i, s)| {
             let probes = s.role != Role::Init;
             EntrySpec {
-                name: format!("e{i}"),
-                role: s.role,
-                argv: vec!["x".into()],
-                env: vec![],
-                working_dir: None,
-                user: None,
                 hold_until: if s.hold_ready { HoldUntil::Ready } else { HoldUntil::Started },
-                stop_signal: libc::SIGTERM,
-                log: LogMode::Prefixed,
                 startup_probe: (probes && s.startup).then(probe),
                 readiness_probe: (probes && s.readiness).then(probe),
                 liveness_probe: (probes && s.liveness).then(probe),
                 post_start: (probes && s.post_start).then_some(HookSpec::Sleep(Duration::from_secs(1))),
                 pre_stop: (probes && s.pre_stop).then_some(HookSpec::Sleep(Duration::from_secs(1))),
-                oom_score_adj: None,
-                no_new_privileges: false,
+                ..EntrySpec::new(&format!("e{i}"), s.role, vec!["x".into()], LogMode::Prefixed)
             }
         })
         .collect();

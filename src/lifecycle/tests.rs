@@ -13,24 +13,7 @@ const TERM: i32 = libc::SIGTERM;
 const KILL: i32 = libc::SIGKILL;
 
 fn entry(name: &str, role: Role) -> EntrySpec {
-    EntrySpec {
-        name: name.into(),
-        role,
-        argv: vec!["x".into()],
-        env: vec![],
-        working_dir: None,
-        user: None,
-        hold_until: HoldUntil::Ready,
-        stop_signal: TERM,
-        log: LogMode::Prefixed,
-        startup_probe: None,
-        readiness_probe: None,
-        liveness_probe: None,
-        post_start: None,
-        pre_stop: None,
-        oom_score_adj: None,
-        no_new_privileges: false,
-    }
+    EntrySpec::new(name, role, vec!["x".into()], LogMode::Prefixed)
 }
 
 fn probe() -> ProbeSpec {
