@@ -18,7 +18,7 @@ use toml::Spanned;
 
 /// The whole file: an optional `[pod]` table and the `[[process]]` array.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a podinit config")]
 pub struct RawConfig {
     pub pod: Option<RawPod>,
     #[serde(default)]
@@ -27,7 +27,7 @@ pub struct RawConfig {
 
 /// `[pod]`: settings shared by every entry.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "the [pod] table")]
 pub struct RawPod {
     pub restart_policy: Option<RestartPolicy>,
     pub termination_grace_period: Option<Spanned<RawDuration>>,
@@ -39,7 +39,7 @@ pub struct RawPod {
 
 /// `[pod] backoff = { initial, max, reset_after }`.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a backoff table")]
 pub struct RawBackoff {
     pub initial: Option<Spanned<RawDuration>>,
     pub max: Option<Spanned<RawDuration>>,
@@ -48,7 +48,7 @@ pub struct RawBackoff {
 
 /// One `[[process]]` table.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a process table")]
 pub struct RawProcess {
     pub name: Option<Spanned<String>>,
     pub role: Option<Spanned<Role>>,
@@ -71,7 +71,7 @@ pub struct RawProcess {
 
 /// A probe table: exactly one handler plus the Kubernetes timing fields.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a probe table")]
 pub struct RawProbe {
     pub exec: Option<RawExec>,
     pub tcp_socket: Option<RawTcpSocket>,
@@ -87,7 +87,7 @@ pub struct RawProbe {
 
 /// A lifecycle hook table (`post_start`, `pre_stop`): exactly one handler.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a hook table")]
 pub struct RawHook {
     pub exec: Option<RawExec>,
     pub http_get: Option<RawHttpGet>,
@@ -96,14 +96,14 @@ pub struct RawHook {
 
 /// `exec = { command = [...] }`.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "an exec table")]
 pub struct RawExec {
     pub command: Spanned<RawCommand>,
 }
 
 /// `tcp_socket = { port, host? }`.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a tcp_socket table")]
 pub struct RawTcpSocket {
     pub port: Spanned<u16>,
     pub host: Option<String>,
@@ -111,18 +111,18 @@ pub struct RawTcpSocket {
 
 /// `http_get = { port, path?, host?, scheme?, headers? }`.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "an http_get table")]
 pub struct RawHttpGet {
     pub port: Spanned<u16>,
     pub path: Option<String>,
     pub host: Option<String>,
     pub scheme: Option<Spanned<Scheme>>,
-    pub headers: Option<BTreeMap<String, String>>,
+    pub headers: Option<Spanned<BTreeMap<String, String>>>,
 }
 
 /// `grpc = { port, service? }`.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a grpc table")]
 pub struct RawGrpc {
     pub port: Spanned<u16>,
     pub service: Option<String>,
@@ -210,6 +210,18 @@ impl<'de> Deserialize<'de> for RawCommand {
     }
 }
 
+/// Longest duration accepted anywhere: ten years (a longer one cannot be
+/// added to the clock safely, and no timer needs it).
+pub const MAX_DURATION: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+fn capped<E: de::Error>(d: Duration, shown: &dyn fmt::Display) -> Result<RawDuration, E> {
+    if d > MAX_DURATION {
+        Err(E::custom(format!("duration {shown} is too long (at most 10 years)")))
+    } else {
+        Ok(RawDuration(d))
+    }
+}
+
 /// A duration: a string with a unit (`"250ms"`, `"10s"`, `"2m"`, read by humantime)
 /// or an integer number of seconds, as Kubernetes' `*Seconds` fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,17 +236,18 @@ impl<'de> Deserialize<'de> for RawDuration {
                 f.write_str("a duration such as \"250ms\", \"10s\", \"2m\", or whole seconds")
             }
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawDuration, E> {
-                u64::try_from(n)
-                    .map(|s| RawDuration(Duration::from_secs(s)))
-                    .map_err(|_| E::custom(format!("invalid duration {n}: must not be negative")))
+                let secs = u64::try_from(n)
+                    .map_err(|_| E::custom(format!("invalid duration {n}: must not be negative")))?;
+                capped(Duration::from_secs(secs), &n)
             }
             fn visit_u64<E: de::Error>(self, n: u64) -> Result<RawDuration, E> {
-                Ok(RawDuration(Duration::from_secs(n)))
+                capped(Duration::from_secs(n), &n)
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<RawDuration, E> {
-                humantime::parse_duration(s.trim()).map(RawDuration).map_err(|e| {
+                let d = humantime::parse_duration(s.trim()).map_err(|e| {
                     E::custom(format!("invalid duration {s:?}: {e} (write e.g. \"250ms\", \"10s\", \"2m\")"))
-                })
+                })?;
+                capped(d, &format_args!("{s:?}"))
             }
         }
         d.deserialize_any(V)

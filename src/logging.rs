@@ -32,7 +32,7 @@ pub fn parse_level(value: &str) -> Option<Level> {
     match value.trim().to_ascii_lowercase().as_str() {
         "error" => Some(Level::ERROR),
         "warn" | "warning" => Some(Level::WARN),
-        "info" | "" => Some(Level::INFO),
+        "info" => Some(Level::INFO),
         "debug" | "trace" => Some(Level::DEBUG),
         _ => None,
     }
@@ -133,15 +133,14 @@ impl<S: Subscriber> Layer<S> for Writer {
     }
 }
 
-/// Installs the logger. An unknown `PODINIT_LOG` value is reported once and the
-/// default (info) used.
-pub fn init(format: LogFormat) {
+/// Installs the logger at `PODINIT_LOG`'s level, else `default`. An unknown
+/// `PODINIT_LOG` value is reported once and `default` used.
+pub fn init(format: LogFormat, default: Level) {
     let value = std::env::var("PODINIT_LOG").unwrap_or_default();
-    let level = parse_level(&value);
-    let subscriber =
-        tracing_subscriber::registry().with(Writer { format, level: level.unwrap_or(Level::INFO) });
+    let level = if value.trim().is_empty() { Some(default) } else { parse_level(&value) };
+    let subscriber = tracing_subscriber::registry().with(Writer { format, level: level.unwrap_or(default) });
     let _ = tracing::subscriber::set_global_default(subscriber);
     if level.is_none() {
-        tracing::warn!("PODINIT_LOG={value:?} is not one of error, warn, info, debug; using info");
+        tracing::warn!("PODINIT_LOG={value:?} is not one of error, warn, info, debug; using {default}");
     }
 }

@@ -15,8 +15,18 @@ fn main() -> ExitCode {
         // As PID 1 a silent death kills the container: say why, at least.
         eprintln!("podinit | error: internal error (a bug): {info}");
     }));
+    // An empty PODINIT_* variable (common in container specs) counts as unset.
+    for (key, value) in std::env::vars_os() {
+        if key.to_str().is_some_and(|k| k.starts_with("PODINIT_")) && value.is_empty() {
+            std::env::remove_var(key);
+        }
+    }
     let cli = Cli::parse();
-    podinit::logging::init(cli.log_format);
+    // A plain init (`podinit -- cmd`, no config) is as quiet as tini: warnings
+    // and errors only, unless PODINIT_LOG says otherwise.
+    let plain = cli.command.is_none() && cli.config.is_none() && !cli.argv.is_empty();
+    let default_level = if plain { tracing::Level::WARN } else { tracing::Level::INFO };
+    podinit::logging::init(cli.log_format, default_level);
     let is_root = nix::unistd::geteuid().is_root();
     match cli.command {
         Some(Command::Check { config, argv }) => {
@@ -101,5 +111,17 @@ fn run(spec: spec::PodSpec) -> i32 {
         }
     };
     let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, podinit::supervisor::run(spec, signals))
+    // Safety net: a bug that panics must not leave children behind (as PID 1,
+    // podinit's death would kill the container without a word) nor exit with
+    // Rust's 101. The panic hook has already said what happened.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        local.block_on(&runtime, podinit::supervisor::run(spec, signals))
+    }));
+    match outcome {
+        Ok(status) => status,
+        Err(_) => {
+            podinit::supervisor::kill_everything_left();
+            1
+        }
+    }
 }

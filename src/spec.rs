@@ -218,21 +218,41 @@ pub struct LoadOptions {
 /// key, bad value, or a broken rule of SPEC §1.
 pub fn load(path: Option<&Path>, opts: &LoadOptions) -> Result<PodSpec, ConfigError> {
     let source = match path {
-        Some(p) => match std::fs::read_to_string(p) {
-            Ok(text) => Source { path: Some(p.to_owned()), text },
-            Err(e) => {
-                return Err(ConfigError(vec![ConfigIssue {
-                    file: p.display().to_string(),
-                    line: 0,
-                    col: 0,
-                    key: String::new(),
-                    message: format!("cannot read config file: {e}"),
-                }]))
-            }
-        },
+        Some(p) => Source { path: Some(p.to_owned()), text: read_config(p)? },
         None => Source::default(),
     };
     from_source(&source, opts)
+}
+
+/// Largest config file read (bytes); a larger one (or an endless one such as
+/// /dev/zero) is refused rather than read into memory.
+pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
+fn read_config(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read as _;
+    let fail = |line: usize, col: usize, message: String| {
+        ConfigError(vec![ConfigIssue {
+            file: path.display().to_string(),
+            line,
+            col,
+            key: String::new(),
+            message,
+        }])
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| fail(0, 0, format!("cannot read config file: {e}")))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(fail(0, 0, format!("config file is larger than {} MiB", MAX_CONFIG_BYTES >> 20)));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&good[start..]).chars().count() + 1;
+        fail(line, col, "the config file is not UTF-8 text (TOML must be)".into())
+    })
 }
 
 /// Validates config text (already read) plus the command line.
@@ -241,7 +261,8 @@ pub fn load(path: Option<&Path>, opts: &LoadOptions) -> Result<PodSpec, ConfigEr
 /// As [`load`].
 pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, ConfigError> {
     let file = source.path.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
-    let mut v = Validator { src: &source.text, file, issues: Vec::new(), opts };
+    let dir = source.path.as_deref().and_then(Path::parent).filter(|d| !d.as_os_str().is_empty());
+    let mut v = Validator { src: &source.text, dir, file, issues: Vec::new(), opts };
     let raw: RawConfig = match toml::from_str(&source.text) {
         Ok(raw) => raw,
         Err(e) => {
@@ -254,12 +275,15 @@ pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, Confi
     if v.issues.is_empty() {
         Ok(spec)
     } else {
+        v.issues.sort_by_key(|i| (i.line, i.col));
         Err(ConfigError(v.issues))
     }
 }
 
 struct Validator<'a> {
     src: &'a str,
+    /// The config file's directory, for relative `env_file` paths.
+    dir: Option<&'a Path>,
     file: String,
     issues: Vec<ConfigIssue>,
     opts: &'a LoadOptions,
@@ -340,7 +364,18 @@ impl Validator<'_> {
             completion: pod.completion.unwrap_or(Completion::All),
             backoff,
             log,
-            status_socket: pod.status_socket.map(|s| PathBuf::from(s.into_inner())),
+            status_socket: pod.status_socket.and_then(|s| {
+                // sun_path holds 108 bytes, the terminating NUL included.
+                if s.get_ref().len() > 107 || s.get_ref().is_empty() {
+                    self.at(
+                        s.span().start,
+                        "status_socket must be 1 to 107 bytes long (a Unix socket path)".into(),
+                    );
+                    None
+                } else {
+                    Some(PathBuf::from(s.into_inner()))
+                }
+            }),
             entries,
         }
     }
@@ -404,7 +439,12 @@ impl Validator<'_> {
         let mut env = Vec::new();
         if let Some(f) = p.env_file {
             let at = f.span().start;
-            match std::fs::read_to_string(f.get_ref()) {
+            // Relative to the config file's directory, as Compose reads env_file.
+            let path = match self.dir {
+                Some(dir) if Path::new(f.get_ref()).is_relative() => dir.join(f.get_ref()),
+                _ => PathBuf::from(f.get_ref()),
+            };
+            match std::fs::read_to_string(&path) {
                 Ok(text) => match crate::envfile::parse(&text) {
                     Ok(pairs) => env.extend(pairs),
                     Err(e) => self.at(at, format!("env_file {:?}: {e}", f.get_ref())),
@@ -500,7 +540,8 @@ impl Validator<'_> {
             ProbeAction::Exec { argv: self.exec(e) }
         } else if let Some(t) = p.tcp_socket {
             let port = self.port(t.port);
-            ProbeAction::TcpSocket { host: t.host.unwrap_or_else(|| "127.0.0.1".into()), port }
+            let host = self.host(t.host, at);
+            ProbeAction::TcpSocket { host, port }
         } else if let Some(h) = p.http_get {
             ProbeAction::HttpGet(self.http_get(h))
         } else if let Some(g) = p.grpc {
@@ -582,16 +623,46 @@ impl Validator<'_> {
         p.into_inner()
     }
 
+    /// `host` of a probe: 127.0.0.1 by default; an empty one is an error.
+    fn host(&mut self, host: Option<String>, at: usize) -> String {
+        match host {
+            Some(h) if h.trim().is_empty() || h.chars().any(|c| c.is_whitespace() || c.is_control()) => {
+                self.at(at, format!("host {h:?} is not a host name or address"));
+                h
+            }
+            Some(h) => h,
+            None => "127.0.0.1".into(),
+        }
+    }
+
     fn http_get(&mut self, h: RawHttpGet) -> HttpGet {
+        let at = h.port.span().start;
+        let headers_at = h.headers.as_ref().map_or(at, |hs| hs.span().start);
+        for (name, value) in h.headers.iter().flat_map(|hs| hs.get_ref()) {
+            // RFC 9110 field names are tokens; a value must not end the line.
+            let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+            if name.is_empty() || !name.chars().all(token) {
+                self.at(headers_at, format!("header name {name:?} is not a valid HTTP field name"));
+            }
+            if value.contains(['\r', '\n', '\0']) {
+                self.at(headers_at, format!("header {name:?}: the value must not contain CR, LF or NUL"));
+            }
+        }
+        if let Some(path) = &h.path {
+            if path.contains(|c: char| c.is_whitespace() || c.is_control()) {
+                self.at(at, format!("path {path:?} must not contain spaces or control characters"));
+            }
+        }
+        let host = self.host(h.host, at);
         let port = self.port(h.port);
         let path = h.path.unwrap_or_else(|| "/".into());
         let path = if path.starts_with('/') { path } else { format!("/{path}") };
         HttpGet {
-            host: h.host.unwrap_or_else(|| "127.0.0.1".into()),
+            host,
             port,
             path,
             scheme: h.scheme.map_or(Scheme::Http, |s| s.into_inner()),
-            headers: h.headers.unwrap_or_default().into_iter().collect(),
+            headers: h.headers.map(Spanned::into_inner).unwrap_or_default().into_iter().collect(),
         }
     }
 }

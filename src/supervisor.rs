@@ -356,6 +356,19 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
+/// Kills and reaps every process below podinit, for the last resort of a
+/// panic: no output is drained, no order kept.
+pub fn kill_everything_left() {
+    for _ in 0..20 {
+        let left = kill_descendants();
+        Reaper::reap_any_now();
+        if left == 0 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Sends SIGKILL to every process below podinit; returns how many there were.
 ///
 /// As PID 1, `kill(-1)` reaches every other process of the PID namespace. Not as
