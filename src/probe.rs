@@ -36,30 +36,31 @@ const REAP_WAIT: Duration = Duration::from_secs(1);
 /// Most redirects followed (as Go's client, which the kubelet uses).
 const MAX_REDIRECTS: usize = 10;
 
-/// One attempt of `action` for `entry`, bounded by `timeout`. `true` on success.
+/// One attempt of `action` for `entry`, bounded by `timeout`: `Ok`, or why it failed.
 pub async fn attempt(
     reaper: &Rc<Reaper>,
     entry: &EntrySpec,
     action: &ProbeAction,
     timeout: Duration,
-) -> bool {
+) -> Result<(), String> {
+    let late = || format!("no answer within {}", humantime::format_duration(timeout));
     match action {
         ProbeAction::Exec { argv } => exec(reaper, entry, argv, Some(timeout)).await,
         ProbeAction::TcpSocket { host, port } => {
-            matches!(
-                tokio::time::timeout(timeout, TcpStream::connect((host.as_str(), *port))).await,
-                Ok(Ok(_))
-            )
+            match tokio::time::timeout(timeout, TcpStream::connect((host.as_str(), *port))).await {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(e)) => Err(format!("tcp {host}:{port}: {e}")),
+                Err(_) => Err(format!("tcp {host}:{port}: {}", late())),
+            }
         }
-        ProbeAction::HttpGet(get) => tokio::time::timeout(timeout, http_get(get)).await.unwrap_or(false),
+        ProbeAction::HttpGet(get) => {
+            tokio::time::timeout(timeout, http_get(get)).await.unwrap_or_else(|_| Err(late()))
+        }
         ProbeAction::Grpc { host, port, service } => {
             match tokio::time::timeout(timeout, crate::grpc::check(host, *port, service)).await {
-                Ok(Ok(())) => true,
-                Ok(Err(e)) => {
-                    tracing::debug!("{}: grpc probe {host}:{port} service {service:?}: {e}", entry.name);
-                    false
-                }
-                Err(_) => false,
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(format!("grpc {host}:{port} service {service:?}: {e}")),
+                Err(_) => Err(format!("grpc {host}:{port}: {}", late())),
             }
         }
     }
@@ -84,15 +85,12 @@ pub async fn exec(
     entry: &EntrySpec,
     argv: &[String],
     timeout: Option<Duration>,
-) -> bool {
+) -> Result<(), String> {
     let (tx, rx) = oneshot::channel();
     let cmd = command(entry, argv, Stdio3::Null);
     let child = match spawn(reaper, cmd, &argv[0], Waiter::Task(tx)) {
         Ok(child) => child,
-        Err((_, why)) => {
-            tracing::debug!("{}: probe/hook {why}", entry.name);
-            return false;
-        }
+        Err((_, why)) => return Err(why),
     };
     let mut guard = KillOnDrop(i32::try_from(child.id()).ok());
     let mut rx = rx;
@@ -103,44 +101,52 @@ pub async fn exec(
     match result {
         Ok(Ok(exit)) => {
             guard.0 = None;
-            exit.success()
+            if exit.success() {
+                Ok(())
+            } else {
+                Err(format!("{} exited with {exit}", argv[0]))
+            }
         }
-        Ok(Err(_)) => false,
+        Ok(Err(_)) => Err("podinit is exiting".into()),
         Err(_) => {
             // Timed out: kill the attempt's whole group now, and wait (a
             // little) until it is reaped, so that attempts never pile up.
             drop(guard);
             let _ = tokio::time::timeout(REAP_WAIT, rx).await;
-            false
+            Err(format!(
+                "{} killed after {}",
+                argv[0],
+                humantime::format_duration(timeout.unwrap_or_default())
+            ))
         }
     }
 }
 
-/// One HTTP GET with redirects; `true` for a final status of 200-399.
+/// One HTTP GET with redirects: `Ok` for a final status of 200-399, else why not.
 ///
 /// `https` is TLS without certificate verification (`tls.rs`). Connection,
 /// TLS and protocol errors are failures (logged at debug level). No time limit
 /// of its own: callers bound it.
-pub async fn http_get(get: &HttpGet) -> bool {
+pub async fn http_get(get: &HttpGet) -> Result<(), String> {
     let mut path = get.path.clone();
     for _ in 0..=MAX_REDIRECTS {
-        let (status, location) = match request(get, &path).await {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::debug!("http probe {}:{}{path}: {e}", get.host, get.port);
-                return false;
-            }
-        };
+        let (status, location) = request(get, &path)
+            .await
+            .map_err(|e| format!("http_get {}:{}{path}: {e}", get.host, get.port))?;
         if !(300..400).contains(&status) {
-            return (200..400).contains(&status);
+            return if (200..400).contains(&status) {
+                Ok(())
+            } else {
+                Err(format!("http_get {}:{}{path}: status {status}", get.host, get.port))
+            };
         }
         match location.and_then(|l| same_host_path(get, &l)) {
             Some(next) => path = next,
             // A redirect elsewhere (or without Location): the 3xx itself counts.
-            None => return true,
+            None => return Ok(()),
         }
     }
-    true
+    Ok(())
 }
 
 /// The path to follow when `location` stays on the probed scheme, host and port.

@@ -282,9 +282,28 @@ impl Supervisor {
         let tx = self.tx.clone();
         let task = tokio::task::spawn_local(async move {
             tokio::time::sleep_until(not_before.into()).await;
+            let mut was_ok = None;
             loop {
                 let began = tokio::time::Instant::now();
-                let ok = crate::probe::attempt(&reaper, &spec, &probe.action, probe.timeout).await;
+                let result = crate::probe::attempt(&reaper, &spec, &probe.action, probe.timeout).await;
+                let ok = result.is_ok();
+                // Say why when a probe turns from passing (or new) to failing;
+                // a startup probe failing while the program boots is expected.
+                if let Err(why) = &result {
+                    if was_ok != Some(false) {
+                        let name = &spec.name;
+                        match kind {
+                            ProbeKind::Startup => tracing::debug!("{name} startup probe failing: {why}"),
+                            _ => tracing::info!(
+                                event = "probe_failing",
+                                process = name.as_str(),
+                                "{name} {} probe failing: {why}",
+                                if kind == ProbeKind::Liveness { "liveness" } else { "readiness" }
+                            ),
+                        }
+                    }
+                }
+                was_ok = Some(ok);
                 if tx.send(Event::Probe { entry, instance, kind, ok }).is_err() {
                     return;
                 }
@@ -306,14 +325,19 @@ impl Supervisor {
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
         let task = tokio::task::spawn_local(async move {
-            let ok = match &handler {
+            let result = match &handler {
                 HookSpec::Exec { argv } => crate::probe::exec(&reaper, &spec, argv, None).await,
                 HookSpec::HttpGet(get) => crate::probe::http_get(get).await,
                 HookSpec::Sleep(d) => {
                     tokio::time::sleep(*d).await;
-                    true
+                    Ok(())
                 }
             };
+            if let Err(why) = &result {
+                let which = if hook == HookKind::PostStart { "post_start" } else { "pre_stop" };
+                tracing::info!("{} {which} hook: {why}", spec.name);
+            }
+            let ok = result.is_ok();
             let _ = tx.send(Event::Hook { entry, instance, hook, ok });
         });
         if let Some(old) = self.hooks.insert((entry, hook), task.abort_handle()) {

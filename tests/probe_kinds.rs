@@ -231,7 +231,7 @@ fn https_probe_to_a_port_without_a_server_never_starts_the_main() {
     let port = free_port();
     assert_probe_fails(
         &format!(r#"http_get = {{ port = {port}, scheme = "https" }}"#),
-        &format!("http probe 127.0.0.1:{port}/"),
+        &format!("startup probe failing: http_get 127.0.0.1:{port}/"),
     );
 }
 
@@ -286,6 +286,6 @@ fn grpc_probe_of_an_http1_server_never_starts_the_main() {
     let server = http_server(None);
     assert_probe_fails(
         &format!("grpc = {{ port = {} }}", server.port),
-        &format!("grpc probe 127.0.0.1:{}", server.port),
+        &format!("startup probe failing: grpc 127.0.0.1:{}", server.port),
     );
 }
