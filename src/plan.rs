@@ -78,6 +78,19 @@ fn details(e: &EntrySpec) -> Vec<String> {
     if let Some(u) = &e.user {
         d.push(format!("user {}:{}", u.uid, u.gid));
     }
+    if !e.env.is_empty() {
+        // Names only: a value may be a secret, and podinit never prints one.
+        let mut keys: Vec<&str> = e.env.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        d.push(format!("env {}", keys.join(", ")));
+    }
+    if let Some(adj) = e.oom_score_adj {
+        d.push(format!("oom_score_adj {adj}"));
+    }
+    if e.log != crate::config::LogMode::Prefixed {
+        d.push(format!("log {:?}", e.log).to_lowercase());
+    }
     if e.no_new_privileges {
         d.push("no_new_privileges".to_owned());
     }

@@ -406,3 +406,22 @@ fn sidecar_is_never_more_oom_killable_than_a_negative_main() {
         assert_eq!((side, app), (-100, -100), "{}", out.report());
     }
 }
+
+/// `no_new_privileges = true` sets PR_SET_NO_NEW_PRIVS for the entry (the
+/// kernel shows it as `NoNewPrivs: 1`), and only for that entry.
+#[test]
+fn no_new_privileges_is_set_for_that_entry_only() {
+    let td = TestDir::new();
+    let record = r#"echo "nnp $(grep NoNewPrivs /proc/self/status | tr -d "[:space:]")" >> "@REC@""#;
+    let cfg = format!(
+        "[[process]]\nname = \"locked\"\ncommand = '{}'\nno_new_privileges = true\n\n[[process]]\nname = \"free\"\ncommand = '{}'\n",
+        record.replace("nnp", "locked"),
+        record.replace("nnp", "free")
+    );
+    let path = td.config(&cfg);
+    let out = td.podinit().config(&path).deadline(secs(10.0)).run();
+    out.assert_code(0);
+    let r = &out.records;
+    assert!(r.iter().any(|l| l == "locked NoNewPrivs:1"), "{}", out.report());
+    assert!(r.iter().any(|l| l == "free NoNewPrivs:0"), "{}", out.report());
+}
