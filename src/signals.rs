@@ -45,8 +45,10 @@ const NAMES: &[(&str, c_int)] = &[
 pub fn by_name(name: &str) -> Option<c_int> {
     let upper = name.trim().to_ascii_uppercase();
     let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-    if let Some(n) = bare.strip_prefix("RTMIN+").and_then(|n| n.parse::<c_int>().ok()) {
-        return by_number(libc::SIGRTMIN() + n);
+    if let Some(n) = bare.strip_prefix("RTMIN+") {
+        // A small non-negative offset only: `RTMIN+-20` or a huge one is no signal.
+        let n = n.parse::<u8>().ok()?;
+        return libc::SIGRTMIN().checked_add(c_int::from(n)).and_then(by_number);
     }
     NAMES.iter().find(|(n, _)| *n == bare).map(|&(_, s)| s)
 }
@@ -156,6 +158,9 @@ mod tests {
         assert_eq!(by_name("SIGQUIT"), Some(libc::SIGQUIT));
         assert_eq!(by_name("SIGFOO"), None);
         assert_eq!(by_name("SIGRTMIN+1"), Some(libc::SIGRTMIN() + 1));
+        assert_eq!(by_name("SIGRTMIN+2147483647"), None);
+        assert_eq!(by_name("SIGRTMIN+-20"), None);
+        assert_eq!(by_name("SIGRTMIN+200"), None);
         assert_eq!(by_number(15), Some(15));
         assert_eq!(by_number(0), None);
         assert_eq!(by_number(200), None);

@@ -228,6 +228,17 @@ pub fn load(path: Option<&Path>, opts: &LoadOptions) -> Result<PodSpec, ConfigEr
 /// /dev/zero) is refused rather than read into memory.
 pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
+/// Reads a text file of at most [`MAX_CONFIG_BYTES`] (an `env_file`).
+fn read_limited(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!("larger than {} MiB", MAX_CONFIG_BYTES >> 20)));
+    }
+    String::from_utf8(bytes).map_err(|_| std::io::Error::other("not UTF-8 text"))
+}
+
 fn read_config(path: &Path) -> Result<String, ConfigError> {
     use std::io::Read as _;
     let fail = |line: usize, col: usize, message: String| {
@@ -444,7 +455,7 @@ impl Validator<'_> {
                 Some(dir) if Path::new(f.get_ref()).is_relative() => dir.join(f.get_ref()),
                 _ => PathBuf::from(f.get_ref()),
             };
-            match std::fs::read_to_string(&path) {
+            match read_limited(&path) {
                 Ok(text) => match crate::envfile::parse(&text) {
                     Ok(pairs) => env.extend(pairs),
                     Err(e) => self.at(at, format!("env_file {:?}: {e}", f.get_ref())),

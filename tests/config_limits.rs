@@ -54,6 +54,13 @@ fn an_endless_config_file_is_refused_not_read_into_memory() {
 }
 
 #[test]
+fn an_endless_env_file_is_refused_at_its_key() {
+    let (code, out, _d) = check(b"[[process]]\nname = \"a\"\ncommand = \"true\"\nenv_file = \"/dev/zero\"\n");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("pod.toml:4:12: process[1].env_file:") && out.contains("larger than"), "{out}");
+}
+
+#[test]
 fn a_config_that_is_not_utf8_is_refused_at_its_line_and_column() {
     let (code, out, _d) = check(b"[[process]]\nname = \"a\xff\"\ncommand = \"true\"\n");
     assert_eq!(code, 2, "{out}");
