@@ -446,6 +446,12 @@ impl Pod {
         self.advance(now);
     }
 
+    /// Starts the entry again (its backoff, if any, is over).
+    fn restart(&mut self, entry: EntryId, now: Instant) {
+        tracing::info!(event = "restarting", process = self.name(entry), "restarting {}", self.name(entry));
+        self.spawn(entry, now);
+    }
+
     fn spawn(&mut self, entry: EntryId, now: Instant) {
         debug_assert!(!self.terminating());
         let e = &mut self.entries[entry];
@@ -560,13 +566,7 @@ impl Pod {
         if restart {
             let delay = self.entries[entry].backoff.next_delay(ran_for);
             if delay.is_zero() {
-                tracing::info!(
-                    event = "restarting",
-                    process = self.name(entry),
-                    "restarting {}",
-                    self.name(entry)
-                );
-                self.spawn(entry, now);
+                self.restart(entry, now);
             } else {
                 tracing::info!(
                     event = "backoff",
@@ -806,13 +806,7 @@ impl Pod {
         match timer {
             Timer::Backoff(entry) => {
                 if self.entries[entry].state == State::Backoff && !self.terminating() {
-                    tracing::info!(
-                        event = "restarting",
-                        process = self.name(entry),
-                        "restarting {}",
-                        self.name(entry)
-                    );
-                    self.spawn(entry, now);
+                    self.restart(entry, now);
                 }
             }
             Timer::Stop(entry, instance) => {

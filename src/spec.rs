@@ -140,6 +140,22 @@ pub struct ProbeSpec {
     pub termination_grace_period: Option<Duration>,
 }
 
+impl ProbeSpec {
+    /// A probe doing `action` with Kubernetes' defaults: no initial delay, every
+    /// 10 s, 1 s timeout, thresholds 1 and 3, the pod's grace.
+    pub fn new(action: ProbeAction) -> ProbeSpec {
+        ProbeSpec {
+            action,
+            initial_delay: Duration::ZERO,
+            period: Duration::from_secs(10),
+            timeout: Duration::from_secs(1),
+            success_threshold: 1,
+            failure_threshold: 3,
+            termination_grace_period: None,
+        }
+    }
+}
+
 /// What a probe does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProbeAction {

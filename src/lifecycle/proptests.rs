@@ -59,15 +59,8 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn probe() -> ProbeSpec {
-    ProbeSpec {
-        action: ProbeAction::Exec { argv: vec!["true".into()] },
-        initial_delay: Duration::ZERO,
-        period: Duration::from_secs(1),
-        timeout: Duration::from_secs(1),
-        success_threshold: 1,
-        failure_threshold: 2,
-        termination_grace_period: None,
-    }
+    let action = ProbeAction::Exec { argv: vec!["true".into()] };
+    ProbeSpec { period: Duration::from_secs(1), failure_threshold: 2, ..ProbeSpec::new(action) }
 }
 
 fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64) -> PodSpec {

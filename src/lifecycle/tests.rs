@@ -17,15 +17,8 @@ fn entry(name: &str, role: Role) -> EntrySpec {
 }
 
 fn probe() -> ProbeSpec {
-    ProbeSpec {
-        action: ProbeAction::Exec { argv: vec!["true".into()] },
-        initial_delay: Duration::ZERO,
-        period: Duration::from_secs(1),
-        timeout: Duration::from_secs(1),
-        success_threshold: 1,
-        failure_threshold: 3,
-        termination_grace_period: None,
-    }
+    let action = ProbeAction::Exec { argv: vec!["true".into()] };
+    ProbeSpec { period: Duration::from_secs(1), ..ProbeSpec::new(action) }
 }
 
 fn pod(entries: Vec<EntrySpec>) -> PodSpec {
