@@ -413,26 +413,10 @@ impl Running {
 
     /// Host pid of podinit itself (inside unshare when PID 1).
     pub fn podinit_pid(&mut self) -> i32 {
-        let outer = self.child.id() as i32;
-        if !self.pid1 {
-            return outer;
-        }
-        let until = Instant::now() + Duration::from_secs(5);
-        loop {
-            let path = format!("/proc/{outer}/task/{outer}/children");
-            if let Ok(s) = fs::read_to_string(&path) {
-                if let Some(p) = s.split_whitespace().next().and_then(|x| x.parse().ok()) {
-                    return p;
-                }
-            }
-            if self.exited() {
-                let st = self.status;
-                self.fail(&format!("podinit already exited ({st:?}): no pid to signal"));
-            }
-            if Instant::now() > until {
-                self.fail("could not find the inner podinit's host pid");
-            }
-            thread::sleep(Duration::from_millis(5));
+        let (outer, pid1) = (self.child.id() as i32, self.pid1);
+        match find_podinit_pid(outer, pid1, || self.exited().then(|| format!("{:?}", self.status))) {
+            Ok(pid) => pid,
+            Err(why) => self.fail(&why),
         }
     }
 
@@ -782,23 +766,10 @@ impl Bare {
 
     /// Host pid of podinit itself (inside unshare when PID 1).
     pub fn podinit_pid(&mut self) -> i32 {
-        let outer = self.child.id() as i32;
-        if !self.pid1 {
-            return outer;
-        }
-        let until = Instant::now() + Duration::from_secs(5);
-        loop {
-            if let Some(p) = children(outer).first() {
-                return *p;
-            }
-            if self.exited() {
-                let st = self.status;
-                self.fail(&format!("podinit already exited ({st:?})"));
-            }
-            if Instant::now() > until {
-                self.fail("could not find the inner podinit's host pid");
-            }
-            thread::sleep(Duration::from_millis(5));
+        let (outer, pid1) = (self.child.id() as i32, self.pid1);
+        match find_podinit_pid(outer, pid1, || self.exited().then(|| format!("{:?}", self.status))) {
+            Ok(pid) => pid,
+            Err(why) => self.fail(&why),
         }
     }
 
@@ -954,4 +925,26 @@ pub fn run_with_deadline(cmd: &mut Command, timeout: Duration) -> CmdOut {
         thread::sleep(Duration::from_millis(2));
     }
     CmdOut { code: status.code(), stdout: stdout.text(), stderr: stderr.text(), took, timed_out }
+}
+
+/// The host pid of podinit: `outer` itself, or, when podinit runs as PID 1
+/// under unshare, unshare's only child. `gone` says (with the status) when the
+/// process has exited; gives up after 5 s.
+fn find_podinit_pid(outer: i32, pid1: bool, mut gone: impl FnMut() -> Option<String>) -> Result<i32, String> {
+    if !pid1 {
+        return Ok(outer);
+    }
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(p) = children(outer).first() {
+            return Ok(*p);
+        }
+        if let Some(status) = gone() {
+            return Err(format!("podinit already exited ({status}): no pid to signal"));
+        }
+        if Instant::now() > until {
+            return Err("could not find the inner podinit's host pid".into());
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
 }
