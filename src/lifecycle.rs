@@ -7,10 +7,14 @@
 //! that `supervisor.rs` carries out, feeding back what happened as [`Event`]s.
 //! That keeps every rule unit-testable without processes or sleeps.
 //!
-//! Invariants (checked by the tests at the bottom):
-//! - nothing is spawned once termination has begun;
+//! Invariants (checked on random event sequences by `lifecycle/proptests.rs`;
+//! each rule of SPEC §2 has its own test in `lifecycle/tests.rs`):
+//! - nothing is spawned once termination has begun (a spawn already asked for
+//!   is dropped: the supervisor checks [`Pod::spawn_wanted`]);
 //! - a sidecar gets its stop signal only after every main, every running init and
-//!   every later-declared running sidecar has exited, unless the budget is spent;
+//!   every later-declared running sidecar has exited, unless the budget is spent
+//!   or the stop began before termination (a probe or post_start failure, which
+//!   KEP-753 R40 does not order);
 //! - no main is spawned before every init has succeeded and every sidecar has
 //!   passed the sequence;
 //! - no process gets its stop signal twice;
