@@ -72,7 +72,7 @@ pub fn name(n: c_int) -> String {
 /// and std may start it with posix_spawn, much cheaper than fork.
 static CHILDREN_NEED_RESET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// See [`CHILDREN_NEED_RESET`].
+/// Whether children must reset signal dispositions before exec (terminal mode).
 pub fn children_need_reset() -> bool {
     CHILDREN_NEED_RESET.load(std::sync::atomic::Ordering::Relaxed)
 }
