@@ -577,6 +577,8 @@ impl Validator<'_> {
         } else {
             ProbeAction::Exec { argv: Vec::new() }
         };
+        // Kubernetes' defaults live in ProbeSpec::new alone.
+        let defaults = ProbeSpec::new(action);
         let mut positive = |v: Option<Spanned<u32>>, default: u32, key: &str| match v {
             Some(n) if *n.get_ref() == 0 => {
                 self.at(n.span().start, format!("{key} must be at least 1"));
@@ -586,8 +588,10 @@ impl Validator<'_> {
             None => default,
         };
         let success_span = p.success_threshold.as_ref().map(|s| (s.span().start, *s.get_ref()));
-        let success_threshold = positive(p.success_threshold, 1, "success_threshold");
-        let failure_threshold = positive(p.failure_threshold, 3, "failure_threshold");
+        let success_threshold =
+            positive(p.success_threshold, defaults.success_threshold, "success_threshold");
+        let failure_threshold =
+            positive(p.failure_threshold, defaults.failure_threshold, "failure_threshold");
         if single_success {
             if let Some((at, n)) = success_span.filter(|&(_, n)| n != 1) {
                 self.at(at, format!("success_threshold must be 1 on liveness and startup probes (found {n}), as in Kubernetes"));
@@ -602,8 +606,8 @@ impl Validator<'_> {
                 Some(d) => d.into_inner().0,
                 None => default,
             };
-        let period = nonzero(p.period, Duration::from_secs(10), "period");
-        let timeout = nonzero(p.timeout, Duration::from_secs(1), "timeout");
+        let period = nonzero(p.period, defaults.period, "period");
+        let timeout = nonzero(p.timeout, defaults.timeout, "timeout");
         let termination_grace_period = match p.termination_grace_period {
             Some(d) if !single_success => {
                 self.at(
@@ -616,13 +620,13 @@ impl Validator<'_> {
             None => None,
         };
         ProbeSpec {
-            action,
-            initial_delay: p.initial_delay.map_or(Duration::ZERO, |d| d.0),
+            initial_delay: p.initial_delay.map_or(defaults.initial_delay, |d| d.0),
             period,
             timeout,
             success_threshold,
             failure_threshold,
             termination_grace_period,
+            ..defaults
         }
     }
 

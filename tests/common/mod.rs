@@ -252,23 +252,8 @@ impl Launcher {
     }
 
     pub fn spawn(self) -> Running {
-        let bin = env!("CARGO_BIN_EXE_podinit");
-        let mut cmd = if self.pid1 {
-            let mut c = Command::new("unshare");
-            if !is_root() {
-                c.args(["--user", "--map-root-user"]);
-            }
-            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", "--"]);
-            c.arg(bin);
-            c
-        } else {
-            Command::new(bin)
-        };
-        cmd.args(&self.args)
-            .env_remove("PODINIT_CONFIG")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&self.dir)
-            .stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        let mut cmd = self.command();
+        cmd.stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let start = Instant::now();
@@ -649,19 +634,25 @@ impl Launcher {
     /// The command [`Launcher::spawn`] would run (unshare when PID 1, args,
     /// env, working directory); stdio is left to the caller.
     pub fn command(&self) -> Command {
-        let bin = env!("CARGO_BIN_EXE_podinit");
-        let mut cmd = if self.pid1 {
-            let mut c = Command::new("unshare");
+        self.command_behind(&[])
+    }
+
+    /// The command that runs podinit behind `wrapper` (a program that then
+    /// execs its arguments; none when empty), inside unshare when PID 1.
+    fn command_behind(&self, wrapper: &[&str]) -> Command {
+        let mut argv: Vec<&std::ffi::OsStr> = Vec::new();
+        if self.pid1 {
+            argv.push("unshare".as_ref());
             if !is_root() {
-                c.args(["--user", "--map-root-user"]);
+                argv.extend(["--user", "--map-root-user"].map(std::ffi::OsStr::new));
             }
-            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", "--"]);
-            c.arg(bin);
-            c
-        } else {
-            Command::new(bin)
-        };
-        cmd.args(&self.args)
+            argv.extend(["--pid", "--fork", "--mount-proc", "--kill-child", "--"].map(std::ffi::OsStr::new));
+        }
+        argv.extend(wrapper.iter().map(std::ffi::OsStr::new));
+        argv.push(env!("CARGO_BIN_EXE_podinit").as_ref());
+        let mut cmd = Command::new(argv[0]);
+        cmd.args(&argv[1..])
+            .args(&self.args)
             .env_remove("PODINIT_CONFIG")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&self.dir);
@@ -849,25 +840,7 @@ impl Launcher {
     /// wrapper must exec podinit (`sh -c '...; exec "$@"' sh`, `setpriv ...`),
     /// so that podinit keeps its place (PID 1) and `Bare::signal` reaches it.
     pub fn spawn_wrapped(self, wrapper: &[&str], setup: impl FnOnce(&mut Command)) -> Bare {
-        let bin = env!("CARGO_BIN_EXE_podinit");
-        let mut cmd = if self.pid1 {
-            let mut c = Command::new("unshare");
-            if !is_root() {
-                c.args(["--user", "--map-root-user"]);
-            }
-            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", "--"]);
-            c.args(wrapper);
-            c
-        } else {
-            let mut c = Command::new(wrapper[0]);
-            c.args(&wrapper[1..]);
-            c
-        };
-        cmd.arg(bin)
-            .args(&self.args)
-            .env_remove("PODINIT_CONFIG")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&self.dir);
+        let mut cmd = self.command_behind(wrapper);
         setup(&mut cmd);
         let start = Instant::now();
         let child = cmd.spawn().expect("spawn podinit behind its wrapper");
