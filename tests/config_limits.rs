@@ -110,8 +110,10 @@ fn errors_of_meaning_come_in_file_order() {
 
 #[test]
 fn an_empty_podinit_config_variable_counts_as_unset() {
-    let (code, out) = podinit(&["--", "sh", "-c", "exit 4"], &[("PODINIT_CONFIG", "")]);
+    let (code, out) = podinit(&["--", "sh", "-c", "echo plain-line; exit 4"], &[("PODINIT_CONFIG", "")]);
     assert_eq!(code, 4, "{out}");
+    // A plain init passes the command's output untouched, as tini does.
+    assert!(out.lines().any(|l| l == "plain-line"), "{out}");
     assert!(!out.contains("a value is required"), "{out}");
     // A plain init is as quiet as tini: no info lines.
     assert!(!out.contains("podinit | main started"), "{out}");
