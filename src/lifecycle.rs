@@ -210,7 +210,6 @@ pub struct Pod {
     failed_init: Option<i32>,
     /// The signal that began termination, if one did.
     term_signal: Option<i32>,
-    mains_started: bool,
     out: Vec<Action>,
 }
 
@@ -240,7 +239,6 @@ impl Pod {
             phase: Phase::Booting { cursor: 0 },
             failed_init: None,
             term_signal: None,
-            mains_started: false,
             out: Vec::new(),
         }
     }
@@ -321,7 +319,7 @@ impl Pod {
     /// not terminating. Init entries do not count (KEP-753 R25).
     pub fn is_ready(&self) -> bool {
         matches!(self.phase, Phase::Running { .. })
-            && self.mains_started
+            && self.mains_started()
             && self
                 .entries
                 .iter()
@@ -377,6 +375,11 @@ impl Pod {
         matches!(self.entries[entry].state, State::Running | State::Spawning)
     }
 
+    /// Whether any main has been spawned (the start sequence got that far).
+    fn mains_started(&self) -> bool {
+        self.mains.iter().any(|&m| self.entries[m].instance > 0)
+    }
+
     fn terminating(&self) -> bool {
         matches!(self.phase, Phase::Terminating { .. })
     }
@@ -416,7 +419,6 @@ impl Pod {
                 Phase::Running { next_main } => {
                     let Some(&entry) = self.mains.get(next_main) else { return };
                     if self.entries[entry].state == State::Waiting {
-                        self.mains_started = true;
                         self.spawn(entry, now);
                     }
                     // A main's post_start holds the next main (rule 4, KEP-753 R6).
@@ -996,7 +998,7 @@ impl Pod {
         if let Some(status) = self.failed_init {
             return status;
         }
-        if !self.mains_started {
+        if !self.mains_started() {
             return self.term_signal.map_or(1, |s| 128 + s);
         }
         self.mains
