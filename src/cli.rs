@@ -1,6 +1,7 @@
 //! The command line (SPEC §5). Every operational flag has a `PODINIT_*`
 //! environment twin, friendly to Dockerfiles.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
@@ -8,7 +9,7 @@ use clap::{Parser, Subcommand};
 /// podinit: a pod in one container. Runs init tasks, sidecars and mains with the
 /// lifecycle of Kubernetes native sidecars, as PID 1.
 #[derive(Debug, Parser)]
-#[command(name = "podinit", version, args_conflicts_with_subcommands = true)]
+#[command(name = "podinit", version, args_conflicts_with_subcommands = true, after_help = SIGNALS_HELP)]
 pub struct Cli {
     /// The pod's configuration file (TOML).
     #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
@@ -23,9 +24,21 @@ pub struct Cli {
 
     /// A command to run as a main named "main" (Docker CMD). Without a config,
     /// podinit is a plain init for it, like `tini --`.
-    #[arg(last = true, value_name = "COMMAND")]
-    pub argv: Vec<String>,
+    #[arg(last = true, value_name = "COMMAND", value_parser = clap::value_parser!(OsString))]
+    pub argv: Vec<OsString>,
 }
+
+/// What `--help` says about signals (docs/signals.md has the whole table).
+/// A unit test checks that it names every signal of
+/// [`crate::signals::NOT_FORWARDED`].
+pub const SIGNALS_HELP: &str = "\
+Signals: SIGTERM and SIGINT begin termination, SIGCHLD reaps. Every other
+signal podinit can catch (SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH,
+SIGPWR, SIGRTMIN..SIGRTMAX, ...) is forwarded to the mains' process groups.
+Not forwarded: job control (SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT), synchronous
+faults (SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS), SIGPIPE,
+SIGKILL and SIGSTOP, and the C library's own 32, 33 (34 with musl).
+A main killed by signal N makes podinit exit 128+N.";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -36,8 +49,8 @@ pub enum Command {
         #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
         config: Option<PathBuf>,
         /// A command that would be added as a main named "main".
-        #[arg(last = true, value_name = "COMMAND")]
-        argv: Vec<String>,
+        #[arg(last = true, value_name = "COMMAND", value_parser = clap::value_parser!(OsString))]
+        argv: Vec<OsString>,
     },
     /// Ask the running podinit for each entry's state. Exits 0 when the pod is
     /// ready, 1 when not, 2 when no podinit answers (for Docker HEALTHCHECK and
@@ -54,4 +67,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn help_names_every_signal_that_is_not_forwarded() {
+        for &(sig, _) in crate::signals::NOT_FORWARDED {
+            let name = crate::signals::name(sig);
+            assert!(super::SIGNALS_HELP.contains(&name), "--help does not name {name}");
+        }
+    }
 }

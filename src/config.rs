@@ -254,9 +254,10 @@ impl<'de> Deserialize<'de> for RawDuration {
     }
 }
 
-/// A signal given by name (`"SIGTERM"`, `"TERM"`, any case) or by number.
+/// A signal given by name (`"SIGTERM"`, `"TERM"`, `"SIGRTMIN+3"`, any case) or
+/// by number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawSignal(pub i32);
+pub struct RawSignal(pub crate::signals::Signal);
 
 impl<'de> Deserialize<'de> for RawSignal {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -269,14 +270,14 @@ impl<'de> Deserialize<'de> for RawSignal {
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawSignal, E> {
                 i32::try_from(n)
                     .ok()
-                    .and_then(crate::signals::by_number)
+                    .and_then(crate::signals::Signal::new)
                     .map(RawSignal)
                     .ok_or_else(|| E::custom(format!("unknown signal number {n}")))
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<RawSignal, E> {
-                crate::signals::by_name(s).map(RawSignal).ok_or_else(|| {
+                crate::signals::Signal::parse(s).map(RawSignal).ok_or_else(|| {
                     E::custom(format!(
-                        "unknown signal name {s:?} (write e.g. \"SIGTERM\", \"SIGQUIT\", \"SIGINT\")"
+                        "unknown signal name {s:?} (write e.g. \"SIGTERM\", \"SIGQUIT\", \"SIGRTMIN+3\")"
                     ))
                 })
             }

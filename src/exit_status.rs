@@ -1,6 +1,12 @@
-//! How a process ended, and the shell's number for it (SPEC "Exit status"):
-//! the exit code, or 128 + N for a death by signal N; 126 found but not
-//! executable, 127 not found (tini's and POSIX shells' convention).
+//! How a process ended, decoded from the kernel's raw wait status, and the
+//! shell's number for it (docs/signals.md, "Exit statuses"): the exit code, or
+//! 128 + N for a death by signal N, any N (real-time signals included, as
+//! tini's `128 + WTERMSIG(status)`); 126 found but not executable, 127 not found.
+//!
+//! The decoding is done here, from the integer `waitpid(2)` fills in, rather
+//! than by a wrapper that knows only signals 1-31: such a wrapper fails on a
+//! death by a real-time signal, and a reaper that cannot decode a status leaves
+//! the zombie in place and wedges.
 
 use std::fmt;
 
@@ -16,12 +22,57 @@ pub const USAGE: i32 = 2;
 pub enum Exit {
     /// It exited with this code (0-255).
     Code(i32),
-    /// It was killed by this signal.
+    /// It was killed by this signal (1-127; Linux has 1-64).
     Signal(i32),
 }
 
+/// What a raw wait status says, decoded as `<sys/wait.h>`'s macros do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitStatus {
+    /// `WIFEXITED`: exited with `WEXITSTATUS`.
+    Exited(i32),
+    /// `WIFSIGNALED`: killed by `WTERMSIG`, with `WCOREDUMP`.
+    Signaled { signal: i32, core_dumped: bool },
+    /// `WIFSTOPPED`: stopped by `WSTOPSIG` (only with `WUNTRACED`).
+    Stopped(i32),
+    /// `WIFCONTINUED` (only with `WCONTINUED`).
+    Continued,
+    /// None of the four (the kernel never reports one; `0x00ff` is one).
+    Unknown(i32),
+}
+
+impl WaitStatus {
+    /// Decodes the integer that `waitpid(2)` stores: the low 7 bits are 0 for
+    /// an exit, 0x7f (with bit 7 clear) for a stop, 0xffff is "continued", and
+    /// otherwise the low 7 bits are the number of the signal that killed it.
+    pub fn from_raw(status: i32) -> WaitStatus {
+        let low = status & 0x7f;
+        if status == 0xffff {
+            WaitStatus::Continued
+        } else if low == 0 {
+            WaitStatus::Exited((status >> 8) & 0xff)
+        } else if status & 0xff == 0x7f {
+            WaitStatus::Stopped((status >> 8) & 0xff)
+        } else if low == 0x7f {
+            WaitStatus::Unknown(status)
+        } else {
+            WaitStatus::Signaled { signal: low, core_dumped: status & 0x80 != 0 }
+        }
+    }
+
+    /// The end of the process: `None` for a stop or a continue (not an end)
+    /// and for a status that is none of the four.
+    pub fn exit(self) -> Option<Exit> {
+        match self {
+            WaitStatus::Exited(code) => Some(Exit::Code(code)),
+            WaitStatus::Signaled { signal, .. } => Some(Exit::Signal(signal)),
+            WaitStatus::Stopped(_) | WaitStatus::Continued | WaitStatus::Unknown(_) => None,
+        }
+    }
+}
+
 impl Exit {
-    /// The shell's number: the code, or 128 + signal.
+    /// The shell's number: the code, or 128 + signal (at most 255).
     pub fn status(self) -> i32 {
         match self {
             Exit::Code(c) => c,
@@ -41,5 +92,45 @@ impl fmt::Display for Exit {
             Exit::Code(c) => write!(f, "status {c}"),
             Exit::Signal(s) => write!(f, "signal {} (status {})", crate::signals::name(s), 128 + s),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every 16-bit status decodes the way the C library's macros read it, and
+    /// every end maps to a shell status of 0-255.
+    #[test]
+    fn every_16_bit_status_decodes_like_the_c_macros() {
+        for raw in 0..=0xffff_i32 {
+            let got = WaitStatus::from_raw(raw);
+            let want = if libc::WIFEXITED(raw) {
+                WaitStatus::Exited(libc::WEXITSTATUS(raw))
+            } else if libc::WIFSIGNALED(raw) {
+                WaitStatus::Signaled { signal: libc::WTERMSIG(raw), core_dumped: libc::WCOREDUMP(raw) }
+            } else if libc::WIFCONTINUED(raw) {
+                WaitStatus::Continued
+            } else if libc::WIFSTOPPED(raw) {
+                WaitStatus::Stopped(libc::WSTOPSIG(raw))
+            } else {
+                WaitStatus::Unknown(raw)
+            };
+            assert_eq!(got, want, "raw status {raw:#06x}");
+            if let Some(exit) = got.exit() {
+                assert!((0..=255).contains(&exit.status()), "{raw:#x} gives {}", exit.status());
+            }
+        }
+    }
+
+    #[test]
+    fn real_time_signals_are_128_plus_n() {
+        for n in 1..=64 {
+            let exit = WaitStatus::from_raw(n).exit().unwrap();
+            assert_eq!(exit, Exit::Signal(n));
+            assert_eq!(exit.status(), 128 + n);
+        }
+        assert_eq!(WaitStatus::from_raw(36 | 0x80), WaitStatus::Signaled { signal: 36, core_dumped: true });
+        assert_eq!(WaitStatus::from_raw(42 << 8).exit(), Some(Exit::Code(42)));
     }
 }

@@ -29,5 +29,6 @@ pub mod spawn;
 pub mod spec;
 pub mod status;
 pub mod supervisor;
+pub mod task;
 pub mod tls;
 pub mod users;

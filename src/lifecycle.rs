@@ -9,8 +9,9 @@
 //!
 //! Invariants (checked on random event sequences by `lifecycle/proptests.rs`;
 //! each rule of SPEC §2 has its own test in `lifecycle/tests.rs`):
-//! - nothing is spawned once termination has begun (a spawn already asked for
-//!   is dropped: the supervisor checks [`Pod::spawn_wanted`]);
+//! - nothing is spawned once termination has begun (a spawn asked for in the
+//!   same step is withdrawn; one already carried out, whose result is still to
+//!   come, is waited for and then stopped);
 //! - a sidecar gets its stop signal only after every main, every running init and
 //!   every later-declared running sidecar has exited, unless the budget is spent
 //!   or the stop began before termination (a probe or post_start failure, which
@@ -29,6 +30,7 @@ use std::time::{Duration, Instant};
 use crate::backoff::Backoff;
 use crate::config::{Completion, HoldUntil, RestartPolicy, Role};
 use crate::exit_status::Exit;
+use crate::signals::Signal;
 use crate::spec::{PodSpec, MIN_STOP_GRACE};
 
 /// Index of an entry in [`PodSpec::entries`].
@@ -80,9 +82,9 @@ pub enum Event {
     /// A timer fired.
     Timer(Timer),
     /// podinit received SIGTERM or SIGINT.
-    Terminate { signal: i32 },
+    Terminate { signal: Signal },
     /// podinit received a signal to pass on to the mains.
-    Forward { signal: i32 },
+    Forward { signal: Signal },
 }
 
 /// Something the supervisor must do.
@@ -91,7 +93,7 @@ pub enum Action {
     /// Start a new instance of the entry; answer with `Spawned` or `SpawnFailed`.
     Spawn { entry: EntryId, instance: Instance },
     /// Send `signal` to the process group of `pid`.
-    Signal { entry: EntryId, pid: i32, signal: i32 },
+    Signal { entry: EntryId, pid: i32, signal: Signal },
     /// Start probing; the first attempt at `not_before` at the earliest.
     StartProbe { entry: EntryId, instance: Instance, pid: i32, kind: ProbeKind, not_before: Instant },
     /// Stop one kind of probe of the entry.
@@ -166,6 +168,8 @@ struct Entry {
     backoff: Backoff,
     /// The start sequence has moved past it (init succeeded, sidecar latched).
     passed: bool,
+    /// Spawns that failed in a row (reset by a successful one).
+    spawn_failures: u32,
     run: Run,
 }
 
@@ -209,7 +213,7 @@ pub struct Pod {
     /// The init whose failure (under `Never`) ended the pod, with its status.
     failed_init: Option<i32>,
     /// The signal that began termination, if one did.
-    term_signal: Option<i32>,
+    term_signal: Option<Signal>,
     out: Vec<Action>,
 }
 
@@ -226,6 +230,7 @@ impl Pod {
                 last_exit: None,
                 backoff: Backoff::new(spec.backoff),
                 passed: false,
+                spawn_failures: 0,
                 run: Run::default(),
             })
             .collect();
@@ -268,7 +273,9 @@ impl Pod {
         match event {
             Event::Spawned { entry, instance, pid } => self.on_spawned(entry, instance, pid, now),
             Event::SpawnFailed { entry, instance, status } => {
-                if self.is_current(entry, instance) {
+                if self.is_current(entry, instance) && self.entries[entry].state == State::Spawning {
+                    let e = &mut self.entries[entry];
+                    e.spawn_failures = e.spawn_failures.saturating_add(1);
                     self.on_exit(entry, Exit::Code(status), now);
                 }
             }
@@ -302,17 +309,6 @@ impl Pod {
         }
         self.finish_if_empty();
         std::mem::take(&mut self.out)
-    }
-
-    /// Whether a `Spawn` the machine asked for is still wanted. One batch of
-    /// actions may ask for several spawns, and an earlier one's failure can end
-    /// the pod (completion) before the later ones are carried out: the
-    /// supervisor checks this before each spawn, so nothing starts once
-    /// termination has begun.
-    pub fn spawn_wanted(&self, entry: EntryId, instance: Instance) -> bool {
-        self.is_current(entry, instance)
-            && self.entries[entry].state == State::Spawning
-            && !self.terminating()
     }
 
     /// Whether the pod is ready (SPEC §2 rule 8): every sidecar and main ready, and
@@ -452,9 +448,19 @@ impl Pod {
         self.advance(now);
     }
 
-    /// Starts the entry again (its backoff, if any, is over).
+    /// Starts the entry again (its backoff, if any, is over). After spawn
+    /// failures in a row the message is given only at the 1st, 2nd, 4th, 8th...
+    /// failure, so that a crash loop with a zero backoff logs in log time.
     fn restart(&mut self, entry: EntryId, now: Instant) {
-        tracing::info!(event = "restarting", process = self.name(entry), "restarting {}", self.name(entry));
+        let failures = self.entries[entry].spawn_failures;
+        if failures == 0 || failures.is_power_of_two() {
+            tracing::info!(
+                event = "restarting",
+                process = self.name(entry),
+                "restarting {}",
+                self.name(entry)
+            );
+        }
         self.spawn(entry, now);
     }
 
@@ -481,6 +487,7 @@ impl Pod {
         let has_startup = spec.startup_probe.is_some();
         let e = &mut self.entries[entry];
         e.state = State::Running;
+        e.spawn_failures = 0;
         e.run.pid = Some(pid);
         e.run.post_start_done = !has_post_start;
         e.run.startup_passed = !has_startup;
@@ -791,16 +798,15 @@ impl Pod {
             event = "stopping",
             process = self.spec.entries[entry].name,
             pid,
-            signal = crate::signals::name(signal),
-            "stopping {} (pid {pid}) with {}",
+            signal = signal.to_string(),
+            "stopping {} (pid {pid}) with {signal}",
             self.spec.entries[entry].name,
-            crate::signals::name(signal)
         );
         self.out.push(Action::Signal { entry, pid, signal });
-        if signal != libc::SIGCONT && signal != libc::SIGKILL {
+        if signal != Signal::CONT && signal != Signal::KILL {
             // A stopped process (Ctrl-Z, SIGSTOP) cannot act on its stop signal
             // until it runs again; systemd sends SIGCONT after it for the same reason.
-            self.out.push(Action::Signal { entry, pid, signal: libc::SIGCONT });
+            self.out.push(Action::Signal { entry, pid, signal: Signal::CONT });
         }
         let at = (now + MIN_STOP_GRACE).max(deadline);
         self.out.push(Action::ArmTimer { timer: Timer::Stop(entry, instance), at });
@@ -831,7 +837,7 @@ impl Pod {
                                 "{} (pid {pid}) did not stop in time; sending SIGKILL",
                                 self.name(entry)
                             );
-                            self.out.push(Action::Signal { entry, pid, signal: libc::SIGKILL });
+                            self.out.push(Action::Signal { entry, pid, signal: Signal::KILL });
                         }
                     }
                 }
@@ -848,27 +854,23 @@ impl Pod {
 
     // ----- termination (rules 9-13) -----
 
-    fn on_terminate(&mut self, signal: i32, now: Instant) {
+    fn on_terminate(&mut self, signal: Signal, now: Instant) {
         match self.phase {
             Phase::Terminating { spent, .. } => {
                 // Rule 12: a second SIGINT spends the budget; SIGTERM changes nothing.
-                if signal == libc::SIGINT && !spent {
+                if signal == Signal::INT && !spent {
                     tracing::warn!(event = "budget_spent", "second SIGINT: stopping everything now");
                     self.spend_budget(now);
                 } else {
-                    tracing::info!(
-                        "{} received during termination; nothing changes",
-                        crate::signals::name(signal)
-                    );
+                    tracing::info!("{signal} received during termination; nothing changes");
                 }
             }
             Phase::Done => {}
             _ => {
                 tracing::info!(
                     event = "terminating",
-                    signal = crate::signals::name(signal),
-                    "{} received: terminating the pod",
-                    crate::signals::name(signal)
+                    signal = signal.to_string(),
+                    "{signal} received: terminating the pod"
                 );
                 self.term_signal = Some(signal);
                 self.begin_termination(now);
@@ -887,9 +889,19 @@ impl Pod {
             let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();
             let e = &mut self.entries[entry];
             match e.state {
-                State::Waiting | State::Backoff | State::Spawning => {
-                    // Not running: not waited for (rule 10). A spawn asked for
-                    // but not yet carried out is dropped (see `spawn_wanted`).
+                State::Spawning => {
+                    // A spawn asked for in this same step is withdrawn; one
+                    // already carried out is waited for: its `Spawned` stops
+                    // it, its `SpawnFailed` ends it.
+                    let instance = e.instance;
+                    let asked = Action::Spawn { entry, instance };
+                    if let Some(i) = self.out.iter().position(|a| *a == asked) {
+                        self.out.remove(i);
+                        e.state = State::Exited;
+                    }
+                }
+                State::Waiting | State::Backoff => {
+                    // Not running: not waited for (rule 10).
                     if e.state == State::Backoff {
                         self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
                     }
@@ -999,7 +1011,7 @@ impl Pod {
             return status;
         }
         if !self.mains_started() {
-            return self.term_signal.map_or(1, |s| 128 + s);
+            return self.term_signal.map_or(1, |s| 128 + s.number());
         }
         self.mains
             .iter()

@@ -10,7 +10,6 @@
 //! binary (STYLE.md).
 
 use std::fmt::{self, Write as _};
-use std::io::Write as _;
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -124,12 +123,10 @@ impl<S: Subscriber> Layer<S> for Writer {
                 String::from_utf8_lossy(&out).into_owned()
             }
         };
-        // Through the stderr writer thread while it runs, so that lines from
-        // podinit and its children never mix; an error (stderr closed) is
-        // ignored: it must never stop podinit.
-        if !crate::output::write_log_line(line.as_bytes()) {
-            let _ = std::io::stderr().lock().write_all(line.as_bytes());
-        }
+        // Queued, never written here: a stderr nobody reads must not block
+        // the caller (the event loop), and lines from podinit and its
+        // children never mix.
+        crate::output::write_log_line(line.as_bytes());
     }
 }
 

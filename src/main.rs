@@ -13,7 +13,9 @@ use podinit::spec::{self, LoadOptions};
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         // As PID 1 a silent death kills the container: say why, at least.
-        eprintln!("podinit | error: internal error (a bug): {info}");
+        // Queued like every log line: a stderr nobody reads must not block.
+        let line = format!("podinit | error: internal error (a bug): {info}\n");
+        podinit::output::write_log_line(line.as_bytes());
     }));
     // An empty PODINIT_* variable (common in container specs) counts as unset.
     for (key, value) in std::env::vars_os() {
@@ -102,13 +104,23 @@ fn run(spec: spec::PodSpec) -> i32 {
     // SIGTERM is missed (their handlers need the runtime's reactor).
     let signals = {
         let _guard = runtime.enter();
-        match signal_hook_tokio::Signals::new(podinit::supervisor::HANDLED) {
+        let own = podinit::supervisor::OWN_SIGNALS.map(podinit::signals::Signal::number);
+        let signals = match signal_hook_tokio::Signals::new(own) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("podinit: error: cannot install signal handlers: {e}");
                 return 1;
             }
+        };
+        // A signal that cannot be caught here (an emulator may keep some
+        // real-time ones for itself) is only not forwarded: no reason to stop.
+        let handle = signals.handle();
+        for sig in podinit::signals::Signal::forwarded() {
+            if let Err(e) = handle.add_signal(sig.number()) {
+                tracing::warn!("{sig} cannot be caught ({e}); it will not be forwarded");
+            }
         }
+        signals
     };
     let local = tokio::task::LocalSet::new();
     // Safety net: a bug that panics must not leave children behind (as PID 1,
@@ -121,6 +133,7 @@ fn run(spec: spec::PodSpec) -> i32 {
         Ok(status) => status,
         Err(_) => {
             podinit::supervisor::kill_everything_left();
+            podinit::output::flush_log(std::time::Instant::now() + std::time::Duration::from_millis(500));
             1
         }
     }

@@ -11,9 +11,13 @@
 //! touches output, keeps supervising, and the other lane goes on. A write error
 //! (EPIPE when stdout is closed) drops the data; it never stops podinit.
 //!
-//! podinit's own messages go through the stderr lane too, so that they never
-//! land inside a child's line when a large write to a full pipe goes out in
-//! pieces.
+//! podinit's own messages go through [`write_log_line`]: a bounded queue to a
+//! thread of their own (started with the first message), so that the event
+//! loop never blocks on a stderr nobody reads and never buffers without limit.
+//! When the queue is full a line is dropped and counted, and the next line
+//! written says how many were lost. That thread and the stderr lane take one
+//! lock around each write to descriptor 2, so a log line never lands inside a
+//! child's line when a large write to a full pipe goes out in pieces.
 //!
 //! Memory is bounded: a read is at most [`READ_SIZE`] bytes, and a line longer
 //! than [`MAX_LINE`] is written in pieces, each framed. Nothing is lost: a pump
@@ -22,6 +26,7 @@
 
 use std::io;
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -47,8 +52,6 @@ pub enum Stream {
 enum Command {
     /// Copy this child pipe to the lane's descriptor until end of file.
     Pump(OwnedFd, Framing),
-    /// Write one of podinit's own lines.
-    Line(Vec<u8>),
     /// Let every pump reach end of file (until the deadline), then stop.
     Close(Instant),
 }
@@ -67,16 +70,95 @@ struct Lane {
     done: std_mpsc::Receiver<()>,
 }
 
-/// Where podinit's own messages go while the stderr lane runs.
-static LOG_SINK: Mutex<Option<mpsc::UnboundedSender<Command>>> = Mutex::new(None);
+/// How many of podinit's own lines may wait for a slow stderr.
+pub const LOG_QUEUE: usize = 1024;
+/// Longest of podinit's own lines (bytes, newline included); a longer one is
+/// cut. At most PIPE_BUF, so that one line is one atomic write to a pipe.
+pub const MAX_LOG_LINE: usize = 4096;
 
-/// Writes one of podinit's own lines through the stderr lane. `false` when
-/// that lane is not running (the caller writes the line itself).
-pub fn write_log_line(line: &[u8]) -> bool {
-    match LOG_SINK.lock() {
-        Ok(sink) => sink.as_ref().is_some_and(|tx| tx.send(Command::Line(line.to_vec())).is_ok()),
-        Err(_) => false,
+/// Held around every write to descriptor 2 (the stderr lane's and the log
+/// thread's), so that their bytes never mix within a line.
+static STDERR: Mutex<()> = Mutex::new(());
+
+enum LogItem {
+    Line(Vec<u8>),
+    /// Answer once everything before it is written.
+    Flush(std_mpsc::Sender<()>),
+}
+
+/// The queue to the log thread; `None` until the first line.
+static LOG_SINK: Mutex<Option<std_mpsc::SyncSender<LogItem>>> = Mutex::new(None);
+/// Lines dropped because the queue was full, not yet reported.
+static LOG_DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Queues one of podinit's own lines (ending in a newline) for stderr.
+/// Never blocks: when [`LOG_QUEUE`] lines already wait, the line is dropped
+/// and counted, and a later line says how many were lost.
+pub fn write_log_line(line: &[u8]) {
+    let mut line = line.to_vec();
+    if line.len() > MAX_LOG_LINE {
+        let mut cut = MAX_LOG_LINE - 4;
+        // Cut at a character boundary (the text is UTF-8 in practice).
+        while cut > 0 && (line[cut] & 0xc0) == 0x80 {
+            cut -= 1;
+        }
+        line.truncate(cut);
+        line.extend_from_slice(
+            "…
+"
+            .as_bytes(),
+        );
     }
+    let Ok(mut sink) = LOG_SINK.lock() else { return };
+    if sink.is_none() {
+        *sink = start_log_thread();
+    }
+    let sent = sink.as_ref().map(|tx| tx.try_send(LogItem::Line(line)));
+    if let Some(Err(std_mpsc::TrySendError::Full(_))) = sent {
+        LOG_DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Waits until every queued line is written, or `deadline` passes (a stderr
+/// that nobody reads must not keep podinit from exiting).
+pub fn flush_log(deadline: Instant) {
+    let (tx, rx) = std_mpsc::channel();
+    let queued =
+        LOG_SINK.lock().ok().and_then(|s| s.as_ref().map(|s| s.try_send(LogItem::Flush(tx.clone()))));
+    if let Some(Ok(())) = queued {
+        let _ = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+    }
+}
+
+fn start_log_thread() -> Option<std_mpsc::SyncSender<LogItem>> {
+    let (tx, rx) = std_mpsc::sync_channel::<LogItem>(LOG_QUEUE);
+    let spawned = std::thread::Builder::new().name("podinit-log".into()).spawn(move || {
+        for item in rx {
+            match item {
+                LogItem::Line(line) => {
+                    let dropped = LOG_DROPPED.swap(0, Ordering::Relaxed);
+                    let _held = STDERR.lock();
+                    if dropped > 0 {
+                        let note = format!(
+                            "podinit | warning: {dropped} of podinit's own log lines were dropped (stderr was not being read)\n"
+                        );
+                        write_all(2, note.as_bytes());
+                    }
+                    write_all(2, &line);
+                }
+                LogItem::Flush(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+    });
+    spawned.ok().map(|_| tx)
+}
+
+/// Writes a lane's chunk to its descriptor, holding the stderr lock for fd 2.
+fn write_lane(fd: i32, buf: &[u8]) {
+    let _held = (fd == 2).then(|| STDERR.lock());
+    write_all(fd, buf);
 }
 
 /// Writes all of `buf` to `fd`, waiting while it would block (a descriptor
@@ -110,12 +192,14 @@ impl Lane {
         let spawned = std::thread::Builder::new().name(format!("podinit-out-{fd}")).spawn(move || {
             match tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build() {
                 Ok(rt) => tokio::task::LocalSet::new().block_on(&rt, lane(fd, rx)),
-                Err(e) => eprintln!("podinit | error: cannot start output lane {fd}: {e}"),
+                Err(e) => write_log_line(
+                    format!("podinit | error: cannot start output lane {fd}: {e}\n").as_bytes(),
+                ),
             }
             let _ = done_tx.send(());
         });
         if let Err(e) = spawned {
-            eprintln!("podinit | error: cannot start output thread: {e}");
+            write_log_line(format!("podinit | error: cannot start output thread: {e}\n").as_bytes());
         }
         Lane { tx, done }
     }
@@ -132,11 +216,9 @@ async fn lane(fd: i32, mut rx: mpsc::UnboundedReceiver<Command>) {
                     pumps.push(tokio::task::spawn_local(pump(r, framing, fd)));
                 }
                 Err(e) => {
-                    let msg = format!("podinit | error: cannot read child output: {e}\n");
-                    write_all(2, msg.as_bytes());
+                    write_log_line(format!("podinit | error: cannot read child output: {e}\n").as_bytes())
                 }
             },
-            Some(Command::Line(line)) => write_all(fd, &line),
             Some(Command::Close(deadline)) => break deadline,
             None => break Instant::now(),
         }
@@ -147,10 +229,6 @@ async fn lane(fd: i32, mut rx: mpsc::UnboundedReceiver<Command>) {
             break;
         }
     }
-    // Lines that came in while the pumps drained.
-    while let Ok(Command::Line(line)) = rx.try_recv() {
-        write_all(fd, &line);
-    }
 }
 
 impl Output {
@@ -160,22 +238,13 @@ impl Output {
     }
 
     /// Copies `fd` (a child's pipe) to `stream` until end of file, each line
-    /// framed by `framing`. Starts the stream's lane on first use; podinit's own
-    /// messages go through the stderr lane from when it runs.
+    /// framed by `framing`. Starts the stream's lane on first use.
     pub fn pump(&mut self, fd: OwnedFd, stream: Stream, framing: Framing) {
         let (slot, raw_fd) = match stream {
             Stream::Stdout => (&mut self.stdout, 1),
             Stream::Stderr => (&mut self.stderr, 2),
         };
-        let lane = slot.get_or_insert_with(|| {
-            let lane = Lane::start(raw_fd);
-            if stream == Stream::Stderr {
-                if let Ok(mut sink) = LOG_SINK.lock() {
-                    *sink = Some(lane.tx.clone());
-                }
-            }
-            lane
-        });
+        let lane = slot.get_or_insert_with(|| Lane::start(raw_fd));
         if lane.tx.send(Command::Pump(fd, framing)).is_err() {
             tracing::error!("output lane {} is gone; output lost", lane_name(stream));
         }
@@ -183,8 +252,7 @@ impl Output {
 
     /// Lets every pump reach end of file and the lanes write what they have,
     /// waiting at most until `deadline` (a pipe a stray process still holds, or
-    /// a descriptor nobody reads, must not keep podinit from exiting). podinit's
-    /// own messages go straight to stderr from here on.
+    /// a descriptor nobody reads, must not keep podinit from exiting).
     pub fn close(self, deadline: Instant) {
         let lanes: Vec<Lane> = [self.stdout, self.stderr].into_iter().flatten().collect();
         for lane in &lanes {
@@ -193,9 +261,6 @@ impl Output {
         for lane in &lanes {
             let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
             let _ = lane.done.recv_timeout(left);
-        }
-        if let Ok(mut sink) = LOG_SINK.lock() {
-            *sink = None;
         }
     }
 }
@@ -355,7 +420,7 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32) {
         }
         out.clear();
         frame(&framing, &mut carry, &buf[..n], &mut out);
-        write_all(fd, &out);
+        write_lane(fd, &out);
         // Do not keep a buffer a very long line made large.
         if out.capacity() > 4 * READ_SIZE {
             out = Vec::with_capacity(READ_SIZE + READ_SIZE / 4);
@@ -370,7 +435,7 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32) {
         out.clear();
         let mut rest = Vec::new();
         frame(&framing, &mut rest, &carry, &mut out);
-        write_all(fd, &out);
+        write_lane(fd, &out);
     }
 }
 

@@ -7,11 +7,13 @@ use crate::config::{HoldUntil, Role};
 use crate::spec::{EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 
 /// A command as a shell would read it back (arguments with blanks quoted).
-fn shell_words(argv: &[String]) -> String {
+/// Bytes that are not UTF-8 show as U+FFFD.
+fn shell_words<S: AsRef<std::ffi::OsStr>>(argv: &[S]) -> String {
     argv.iter()
         .map(|a| {
+            let a = a.as_ref().to_string_lossy();
             if !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"/-_.=:,+@%".contains(&b)) {
-                a.clone()
+                a.into_owned()
             } else {
                 format!("{a:?}")
             }
@@ -72,8 +74,8 @@ fn details(e: &EntrySpec) -> Vec<String> {
             d.push(hook(k, h));
         }
     }
-    if e.stop_signal != libc::SIGTERM {
-        d.push(format!("stop signal {}", crate::signals::name(e.stop_signal)));
+    if e.stop_signal != crate::signals::Signal::TERM {
+        d.push(format!("stop signal {}", e.stop_signal));
     }
     if let Some(u) = &e.user {
         d.push(format!("user {}:{}", u.uid, u.gid));

@@ -18,8 +18,6 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
@@ -67,13 +65,14 @@ pub async fn attempt(
 }
 
 /// Kills an exec attempt's process group if the attempt is dropped unfinished
-/// (timeout, or its probe was stopped).
-struct KillOnDrop(Option<i32>);
+/// (timeout, or its probe was stopped), unless it has been reaped meanwhile:
+/// the reaper refuses a reaped pid, which may belong to someone else by now.
+struct KillOnDrop<'a>(&'a Reaper, Option<i32>);
 
-impl Drop for KillOnDrop {
+impl Drop for KillOnDrop<'_> {
     fn drop(&mut self) {
-        if let Some(pid) = self.0 {
-            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        if let Some(pid) = self.1 {
+            let _ = self.0.signal_group(pid, crate::signals::Signal::KILL);
         }
     }
 }
@@ -88,11 +87,11 @@ pub async fn exec(
 ) -> Result<(), String> {
     let (tx, rx) = oneshot::channel();
     let cmd = command(entry, argv, Stdio3::Null);
-    let child = match spawn(reaper, cmd, &argv[0], Waiter::Task(tx)) {
+    let child = match spawn(reaper, cmd, std::ffi::OsStr::new(&argv[0]), Waiter::Task(tx)) {
         Ok(child) => child,
         Err((_, why)) => return Err(why),
     };
-    let mut guard = KillOnDrop(i32::try_from(child.id()).ok());
+    let mut guard = KillOnDrop(reaper, i32::try_from(child.id()).ok());
     let mut rx = rx;
     let result = match timeout {
         Some(t) => tokio::time::timeout(t, &mut rx).await,
@@ -100,7 +99,7 @@ pub async fn exec(
     };
     match result {
         Ok(Ok(exit)) => {
-            guard.0 = None;
+            guard.1 = None;
             if exit.success() {
                 Ok(())
             } else {

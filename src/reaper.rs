@@ -1,4 +1,5 @@
-//! The one place that waits for children (STYLE.md "One waiter for every child").
+//! The one place that waits for children (one waiter for every child: any
+//! second waiter races the PID-1 reaper and steals exit statuses).
 //!
 //! As PID 1 (or child subreaper) podinit inherits every orphan, and SIGCHLDs
 //! merge, so reaping is a drain of `waitid(P_ALL, WNOHANG)` until nothing is left.
@@ -10,26 +11,38 @@
 //! the table before the drain can see it exit. clippy.toml forbids the other
 //! waiters.
 //!
-//! A managed process is peeked at with `WNOWAIT` before it is reaped, so that
-//! what is left of its process group can be killed while the dead leader still
-//! holds the group's id: after the reap that id could be reused.
+//! A dead process is peeked at with `WNOWAIT` first, so that what is left of a
+//! managed process group can be killed while the dead leader still holds the
+//! group's id (after the reap that id could be reused), then reaped with
+//! `waitpid`, whose raw status is decoded here (`exit_status.rs`), for any
+//! signal number. Whatever happens, the peeked pid is consumed before the drain
+//! looks again: a zombie the drain cannot get rid of would come back first on
+//! every later peek and stop all reaping.
+//!
+//! Signals to managed processes go through [`Reaper::signal_group`], which
+//! refuses a pid the reaper has already reaped: only podinit reaps its
+//! children, and the kernel keeps an unreaped pid (and its group id) from
+//! reuse, so a signal can never reach a recycled pid.
 
 // The one module allowed to wait (clippy.toml forbids it everywhere else).
 #![allow(clippy::disallowed_methods)]
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io;
+use std::os::fd::AsRawFd;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Command};
 
-use nix::errno::Errno;
-use nix::sys::signal::{killpg, Signal};
-use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
-use nix::unistd::Pid;
 use tokio::sync::oneshot;
 
-use crate::exit_status::Exit;
+use crate::exit_status::{Exit, WaitStatus};
 use crate::lifecycle::{EntryId, Instance};
+use crate::signals::Signal;
+
+/// `pidfd_send_signal(2)` flag: signal the process group of the pidfd's
+/// process (Linux 6.9).
+const PIDFD_SIGNAL_PROCESS_GROUP: libc::c_uint = 1 << 2;
 
 /// Who wants to know that a pid exited.
 #[derive(Debug)]
@@ -40,10 +53,20 @@ pub enum Waiter {
     Task(oneshot::Sender<Exit>),
 }
 
+#[derive(Debug)]
+struct Managed {
+    waiter: Waiter,
+    /// A pidfd of the process (Linux 5.3+), `None` where the kernel has none.
+    pidfd: Option<OwnedFd>,
+}
+
 /// The child table.
 #[derive(Debug, Default)]
 pub struct Reaper {
-    table: RefCell<HashMap<i32, Waiter>>,
+    table: RefCell<HashMap<i32, Managed>>,
+    /// Whether `pidfd_send_signal` takes [`PIDFD_SIGNAL_PROCESS_GROUP`]:
+    /// unknown until first tried.
+    pidfd_groups: Cell<Option<bool>>,
 }
 
 /// What one drain found.
@@ -53,6 +76,10 @@ pub struct Reaped {
     pub entries: Vec<(EntryId, Instance, Exit)>,
     /// How many unmanaged processes (orphans) were reaped.
     pub orphans: usize,
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 impl Reaper {
@@ -66,9 +93,66 @@ impl Reaper {
         let pid = i32::try_from(child.id()).map_err(|_| io::Error::other("pid out of range"))?;
         // The child also does this itself; doing it here too closes the window
         // in which a signal to the group would find no group yet.
-        let _ = nix::unistd::setpgid(Pid::from_raw(pid), Pid::from_raw(pid));
-        table.insert(pid, waiter);
+        // SAFETY: setpgid on a child of ours; no memory involved.
+        unsafe { libc::setpgid(pid, pid) };
+        // SAFETY: pidfd_open(2) on a pid that cannot have been reaped yet (the
+        // table is borrowed); the returned descriptor is owned from here on.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let pidfd = i32::try_from(fd).ok().filter(|&fd| fd >= 0).map(|fd| {
+            // SAFETY: a fresh descriptor that nothing else owns.
+            unsafe { OwnedFd::from_raw_fd(fd) }
+        });
+        table.insert(pid, Managed { waiter, pidfd });
         Ok(child)
+    }
+
+    /// Whether `pid` is a managed child that has not been reaped.
+    pub fn holds(&self, pid: i32) -> bool {
+        self.table.borrow().contains_key(&pid)
+    }
+
+    /// Sends `signal` to the process group led by managed child `pid`.
+    ///
+    /// Through the child's pidfd where the kernel can signal a group that way
+    /// (Linux 6.9), else with `kill(-pid)`: both are safe because the leader
+    /// is still unreaped, so its pid and group id cannot have been reused.
+    ///
+    /// # Errors
+    /// `ESRCH` when `pid` is not a managed child or has been reaped already
+    /// (nothing is sent), or the error of the system call.
+    pub fn signal_group(&self, pid: i32, signal: Signal) -> io::Result<()> {
+        let table = self.table.borrow();
+        let Some(managed) = table.get(&pid) else {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        };
+        if let (Some(fd), true) = (&managed.pidfd, self.pidfd_groups.get() != Some(false)) {
+            // SAFETY: pidfd_send_signal(2) on a descriptor we own; no siginfo.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    fd.as_raw_fd(),
+                    signal.number(),
+                    std::ptr::null::<libc::siginfo_t>(),
+                    PIDFD_SIGNAL_PROCESS_GROUP,
+                )
+            };
+            if r == 0 {
+                self.pidfd_groups.set(Some(true));
+                return Ok(());
+            }
+            let e = errno();
+            if e != libc::EINVAL && e != libc::ENOSYS {
+                return Err(io::Error::from_raw_os_error(e));
+            }
+            // An older kernel: no group flag. Plain kill from now on.
+            self.pidfd_groups.set(Some(false));
+        }
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        if unsafe { libc::kill(-pid, signal.number()) } == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
     }
 
     /// Reaps every child that has exited, managed or not, without blocking.
@@ -76,38 +160,22 @@ impl Reaper {
     pub fn drain(&self) -> Reaped {
         let mut reaped = Reaped::default();
         let mut table = self.table.borrow_mut();
-        loop {
-            let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-            let pid = match waitid(Id::All, flags) {
-                Ok(WaitStatus::StillAlive) | Err(Errno::ECHILD) => break,
-                Ok(status) => match status.pid() {
-                    Some(pid) => pid,
-                    None => break,
-                },
-                Err(Errno::EINTR) => continue,
-                Err(e) => {
-                    tracing::debug!("waitid: {e}");
-                    break;
-                }
-            };
-            let managed = table.remove(&pid.as_raw());
+        while let Some(pid) = peek_exited() {
+            let managed = table.remove(&pid);
             if managed.is_some() {
-                // SPEC §3: when an entry's own process ends, what is left of its
-                // group is killed, as a container's processes die with its PID 1.
-                let _ = killpg(pid, Signal::SIGKILL);
+                // When an entry's own process ends, what is left of its group is
+                // killed, as a container's processes die with its PID 1. The
+                // unreaped leader still holds the group id, so it is not reused.
+                // SAFETY: kill(2) has no memory-safety preconditions.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
             }
-            let exit = loop {
-                match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-                    Ok(WaitStatus::Exited(_, code)) => break Some(Exit::Code(code)),
-                    Ok(WaitStatus::Signaled(_, sig, _)) => break Some(Exit::Signal(sig as i32)),
-                    Err(Errno::EINTR) => continue,
-                    _ => break None,
-                }
+            let exit = match reap(pid) {
+                Some(exit) => exit,
+                // Not reapable although just seen dead: nothing sensible is
+                // left to do; stop rather than spin (the next SIGCHLD retries).
+                None => break,
             };
-            // waitid said `pid` has exited, so this cannot fail; if it ever did,
-            // looping would spin on the same pid: stop, the next SIGCHLD retries.
-            let Some(exit) = exit else { break };
-            match managed {
+            match managed.map(|m| m.waiter) {
                 Some(Waiter::Entry { entry, instance }) => reaped.entries.push((entry, instance, exit)),
                 Some(Waiter::Task(tx)) => {
                     let _ = tx.send(exit);
@@ -124,15 +192,77 @@ impl Reaper {
     /// Reaps whatever has exited, without the table: only for the last resort
     /// after a panic, when nothing will read an exit status any more.
     pub fn reap_any_now() {
-        while let Ok(status) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-            if status == WaitStatus::StillAlive {
-                break;
-            }
-        }
+        let mut status = 0;
+        // SAFETY: waitpid(2) into a local integer.
+        while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
     }
 
     /// Whether any managed child is still registered.
     pub fn is_empty(&self) -> bool {
         self.table.borrow().is_empty()
     }
+}
+
+/// The pid of a child that has exited, left unreaped (`WNOWAIT`); `None` when
+/// none has (or there are no children).
+fn peek_exited() -> Option<i32> {
+    loop {
+        // SAFETY: waitid(2) into a zeroed, locally owned siginfo_t.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        // SAFETY: as above.
+        if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } != 0 {
+            match errno() {
+                libc::EINTR => continue,
+                libc::ECHILD => return None,
+                e => {
+                    tracing::warn!("waitid: {}", io::Error::from_raw_os_error(e));
+                    return None;
+                }
+            }
+        }
+        // SAFETY: waitid filled in a SIGCHLD siginfo (or left it zero).
+        let pid = unsafe { info.si_pid() };
+        return (pid > 0).then_some(pid);
+    }
+}
+
+/// Reaps `pid`, known to have exited, and decodes its raw status.
+fn reap(pid: i32) -> Option<Exit> {
+    let mut raw = 0;
+    loop {
+        // SAFETY: waitpid(2) into a local integer.
+        let r = unsafe { libc::waitpid(pid, &mut raw, libc::WNOHANG) };
+        if r == pid {
+            break;
+        }
+        if r < 0 && errno() == libc::EINTR {
+            continue;
+        }
+        // Cannot happen after waitid saw it exit; consume it through waitid
+        // itself, so that it never blocks the drain.
+        return reap_with_waitid(pid);
+    }
+    Some(WaitStatus::from_raw(raw).exit().unwrap_or_else(|| {
+        tracing::warn!("pid {pid}: wait status {raw:#x} is not an exit; counted as status 255");
+        Exit::Code(255)
+    }))
+}
+
+fn reap_with_waitid(pid: i32) -> Option<Exit> {
+    // SAFETY: waitid(2) into a zeroed, locally owned siginfo_t.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; pid_t fits id_t for a positive pid.
+    let r =
+        unsafe { libc::waitid(libc::P_PID, pid.unsigned_abs(), &mut info, libc::WEXITED | libc::WNOHANG) };
+    if r != 0 {
+        tracing::warn!("pid {pid} could not be reaped: {}", io::Error::last_os_error());
+        return None;
+    }
+    // SAFETY: waitid filled in a SIGCHLD siginfo.
+    let status = unsafe { info.si_status() };
+    Some(match info.si_code {
+        libc::CLD_EXITED => Exit::Code(status & 0xff),
+        _ => Exit::Signal(status & 0x7f),
+    })
 }

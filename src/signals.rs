@@ -1,12 +1,31 @@
-//! Signal names and numbers, and the dispositions podinit sets up for itself.
+//! Signals as the kernel's numbers: the [`Signal`] type, names, which signals
+//! podinit forwards, and the dispositions it sets up for itself and its children.
 //!
-//! The name table is Linux's (x86_64 and aarch64 share these numbers). podinit
-//! never handles a signal by running code in a handler: signal-hook turns each
-//! delivery into a message on the event loop, so nothing here must be
-//! async-signal-safe except `reset_for_child`, which runs between fork and exec.
+//! A signal crosses every boundary as its number, validated once into
+//! [`Signal`] (1 to SIGRTMAX) and sent with `kill(2)`. A wrapper enum that knows
+//! only signals 1-31 would turn a real-time stop signal into "no signal" or fail
+//! to decode a real-time death in a wait status, which wedges a reaper.
+//!
+//! Real-time names follow the numbering that glibc, Docker, Kubernetes and
+//! `kill -l` use: `SIGRTMIN` is 34 and `SIGRTMAX` 64, whatever the C library
+//! podinit was built with (musl's own `SIGRTMIN()` is 35). The C library keeps
+//! 32 and 33 (and musl 34) for its threads: podinit can send them, but cannot
+//! catch them, so they are not forwarded (docs/signals.md).
+//!
+//! podinit never runs code of its own in a signal handler: signal-hook turns
+//! each delivery into a message on the event loop. The one function here that
+//! must be async-signal-safe is [`reset_for_child`], which runs between fork and
+//! exec and therefore makes raw system calls only.
+
+use std::fmt;
 
 use libc::c_int;
 
+/// The real-time signal that `SIGRTMIN` names (glibc's and Docker's numbering).
+pub const RTMIN: c_int = 34;
+
+/// Names of the standard signals, without `SIG` (Linux numbers; x86_64 and
+/// aarch64 share them).
 const NAMES: &[(&str, c_int)] = &[
     ("HUP", libc::SIGHUP),
     ("INT", libc::SIGINT),
@@ -41,60 +60,156 @@ const NAMES: &[(&str, c_int)] = &[
     ("SYS", libc::SIGSYS),
 ];
 
-/// The number of a signal named `SIGTERM`, `TERM` or `sigterm`; `None` if unknown.
-pub fn by_name(name: &str) -> Option<c_int> {
-    let upper = name.trim().to_ascii_uppercase();
-    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-    if let Some(n) = bare.strip_prefix("RTMIN+") {
+/// Aliases accepted when parsing (never printed).
+const ALIASES: &[(&str, c_int)] = &[("POLL", libc::SIGIO), ("IOT", libc::SIGABRT), ("CLD", libc::SIGCHLD)];
+
+/// Signals podinit never forwards because they are about podinit itself or
+/// cannot be caught, with the reason; docs/signals.md and `--help` list them.
+/// Every other signal from 1 to SIGRTMAX that the C library lets podinit catch
+/// is forwarded to the mains' process groups, as tini does.
+pub const NOT_FORWARDED: &[(c_int, &str)] = &[
+    (libc::SIGTERM, "begins termination"),
+    (libc::SIGINT, "begins termination (a second one spends the budget)"),
+    (libc::SIGCHLD, "podinit reaps"),
+    (libc::SIGKILL, "cannot be caught"),
+    (libc::SIGSTOP, "cannot be caught"),
+    (libc::SIGTSTP, "job control"),
+    (libc::SIGTTIN, "job control"),
+    (libc::SIGTTOU, "job control"),
+    (libc::SIGCONT, "job control"),
+    (libc::SIGILL, "synchronous: a fault of podinit itself"),
+    (libc::SIGTRAP, "synchronous: a fault of podinit itself"),
+    (libc::SIGABRT, "synchronous: a fault of podinit itself"),
+    (libc::SIGBUS, "synchronous: a fault of podinit itself"),
+    (libc::SIGFPE, "synchronous: a fault of podinit itself"),
+    (libc::SIGSEGV, "synchronous: a fault of podinit itself"),
+    (libc::SIGSYS, "synchronous: a fault of podinit itself"),
+    (libc::SIGPIPE, "synchronous: podinit's own write to a closed pipe (ignored)"),
+];
+
+/// A signal number this system knows: 1 to SIGRTMAX.
+///
+/// Parsed once from the config or the command line, printed as its name
+/// (`SIGTERM`, `SIGRTMIN+3`), and sent as the integer it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Signal(c_int);
+
+impl Signal {
+    pub const HUP: Signal = Signal(libc::SIGHUP);
+    pub const INT: Signal = Signal(libc::SIGINT);
+    pub const KILL: Signal = Signal(libc::SIGKILL);
+    pub const TERM: Signal = Signal(libc::SIGTERM);
+    pub const CHLD: Signal = Signal(libc::SIGCHLD);
+    pub const CONT: Signal = Signal(libc::SIGCONT);
+    pub const USR1: Signal = Signal(libc::SIGUSR1);
+
+    /// `Some` when `n` is 1 to SIGRTMAX.
+    pub fn new(n: c_int) -> Option<Signal> {
+        (1..=libc::SIGRTMAX()).contains(&n).then_some(Signal(n))
+    }
+
+    /// Reads `SIGTERM`, `TERM`, `sigterm`, `SIGRTMIN`, `SIGRTMIN+N`,
+    /// `SIGRTMAX-N`, `SIG32` or a number; `None` for anything else (no conversion may
+    /// turn an unknown signal into "no signal").
+    pub fn parse(text: &str) -> Option<Signal> {
+        let upper = text.trim().to_ascii_uppercase();
+        if let Ok(n) = upper.parse::<c_int>() {
+            return Signal::new(n);
+        }
+        let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+        if let Ok(n) = bare.parse::<u8>() {
+            // `SIG32`, as signals without a name are printed.
+            return Signal::new(c_int::from(n));
+        }
         // A small non-negative offset only: `RTMIN+-20` or a huge one is no signal.
-        let n = n.parse::<u8>().ok()?;
-        return libc::SIGRTMIN().checked_add(c_int::from(n)).and_then(by_number);
+        let offset = |s: &str| s.parse::<u8>().ok().map(c_int::from);
+        let n = match bare {
+            "RTMIN" => Some(RTMIN),
+            "RTMAX" => Some(libc::SIGRTMAX()),
+            _ => {
+                if let Some(n) = bare.strip_prefix("RTMIN+") {
+                    offset(n).map(|n| RTMIN + n)
+                } else if let Some(n) = bare.strip_prefix("RTMAX-") {
+                    offset(n).map(|n| libc::SIGRTMAX() - n).filter(|&s| s >= RTMIN)
+                } else {
+                    NAMES.iter().chain(ALIASES).find(|(n, _)| *n == bare).map(|&(_, s)| s)
+                }
+            }
+        };
+        n.and_then(Signal::new)
     }
-    NAMES.iter().find(|(n, _)| *n == bare).map(|&(_, s)| s)
+
+    /// The number, as `kill(2)` takes it.
+    pub fn number(self) -> c_int {
+        self.0
+    }
+
+    /// Whether podinit passes this signal on to the mains when it receives it.
+    pub fn is_forwarded(self) -> bool {
+        !NOT_FORWARDED.iter().any(|&(s, _)| s == self.0) && !self.reserved_by_libc()
+    }
+
+    /// The C library keeps these for its threads (glibc 32-33, musl 32-34):
+    /// podinit cannot install a handler for them.
+    fn reserved_by_libc(self) -> bool {
+        (32..libc::SIGRTMIN()).contains(&self.0)
+    }
+
+    /// Every signal podinit forwards (see [`NOT_FORWARDED`]), lowest first.
+    pub fn forwarded() -> impl Iterator<Item = Signal> {
+        (1..=libc::SIGRTMAX()).map(Signal).filter(|s| s.is_forwarded())
+    }
 }
 
-/// `Some(n)` when `n` is a signal number this system knows (1 to SIGRTMAX).
-pub fn by_number(n: c_int) -> Option<c_int> {
-    (1..=libc::SIGRTMAX()).contains(&n).then_some(n)
+impl fmt::Display for Signal {
+    /// `SIGTERM`; `SIGRTMIN`, `SIGRTMIN+N`, `SIGRTMAX`; `SIG32` and `SIG33`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        if let Some((name, _)) = NAMES.iter().find(|&&(_, s)| s == n) {
+            return write!(f, "SIG{name}");
+        }
+        match n {
+            _ if n == libc::SIGRTMAX() => f.write_str("SIGRTMAX"),
+            RTMIN => f.write_str("SIGRTMIN"),
+            _ if n > RTMIN => write!(f, "SIGRTMIN+{}", n - RTMIN),
+            _ => write!(f, "SIG{n}"),
+        }
+    }
 }
 
-/// The conventional name of signal `n` (`SIGTERM`), or `SIG<n>` for the rest.
+/// The name of signal number `n` (`SIGTERM`, `SIGRTMIN+2`), or `SIG<n>` for a
+/// number outside 1 to SIGRTMAX (a wait status can hold one).
 pub fn name(n: c_int) -> String {
-    match NAMES.iter().find(|&&(_, s)| s == n) {
-        Some((name, _)) => format!("SIG{name}"),
-        None => format!("SIG{n}"),
-    }
-}
-
-/// Whether podinit ignores signals that its children must not inherit ignored
-/// (SIGTTIN/SIGTTOU, in terminal mode): then every child resets them before
-/// exec. Otherwise a child inherits nothing to undo (see [`reset_inherited`]),
-/// and std may start it with posix_spawn, much cheaper than fork.
-static CHILDREN_NEED_RESET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether children must reset signal dispositions before exec (terminal mode).
-pub fn children_need_reset() -> bool {
-    CHILDREN_NEED_RESET.load(std::sync::atomic::Ordering::Relaxed)
+    Signal::new(n).map_or_else(|| format!("SIG{n}"), |s| s.to_string())
 }
 
 /// Called once at start-up: every signal that podinit's own parent left
 /// ignored (nohup, a shell's background job) goes back to default, and the mask
-/// is emptied, so that children, which inherit both across exec, start with
-/// default dispositions and an empty mask (SPEC §3). SIGPIPE stays ignored for
-/// podinit itself (a closed stdout must give EPIPE, not death); std resets it
-/// in every child.
+/// is emptied. SIGPIPE stays ignored for podinit itself: a closed stdout must
+/// give EPIPE, not death. Children reset everything anyway
+/// ([`reset_for_child`]); this is for podinit's own sake (an ignored SIGTERM
+/// would be one podinit never hears of).
 pub fn reset_inherited() {
+    // The kernel lists the ignored ones: one read instead of a query per signal.
+    let ignored = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        let hex = s.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+        u64::from_str_radix(hex.trim(), 16).ok()
+    });
     // SAFETY: plain sigaction/sigprocmask calls on locally owned structures,
     // before any thread or handler exists.
     unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
         for sig in 1..=libc::SIGRTMAX() {
-            if sig == libc::SIGKILL || sig == libc::SIGSTOP || sig == libc::SIGPIPE {
-                continue;
-            }
-            let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN {
-                let mut dfl: libc::sigaction = std::mem::zeroed();
-                dfl.sa_sigaction = libc::SIG_DFL;
+            let bit = 1u64 << (sig - 1);
+            let was_ignored = match ignored {
+                Some(mask) => mask & bit != 0,
+                None => {
+                    let mut old: libc::sigaction = std::mem::zeroed();
+                    libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+                }
+            };
+            if was_ignored && sig != libc::SIGPIPE {
                 libc::sigaction(sig, &dfl, std::ptr::null_mut());
             }
         }
@@ -106,9 +221,9 @@ pub fn reset_inherited() {
 
 /// Terminal mode: podinit ignores SIGTTIN and SIGTTOU for itself (the first
 /// main owns the foreground; podinit must not be stopped when it writes to the
-/// terminal or hands it back), and every child resets them before exec.
+/// terminal or hands it back). Children reset them before exec like every
+/// other signal.
 pub fn ignore_terminal_stops() {
-    CHILDREN_NEED_RESET.store(true, std::sync::atomic::Ordering::Relaxed);
     // SAFETY: setting a signal to SIG_IGN installs no handler code.
     unsafe {
         libc::signal(libc::SIGTTOU, libc::SIG_IGN);
@@ -116,31 +231,50 @@ pub fn ignore_terminal_stops() {
     }
 }
 
+/// The kernel's `struct sigaction` for `rt_sigaction(2)` (handler, flags,
+/// restorer, mask on x86_64 and aarch64), all zero: SIG_DFL, no flags, empty
+/// mask.
+const KERNEL_SIGACTION_DFL: [u64; 4] = [0; 4];
+/// `sizeof(sigset_t)` as the kernel counts it: 64 signals.
+const KERNEL_SIGSET_SIZE: usize = 8;
+
 /// Puts every signal disposition back to default and empties the signal mask.
 ///
-/// Runs in the child between fork and exec, so it only makes raw system calls
-/// (sigaction and sigprocmask are async-signal-safe) and allocates nothing.
-/// Handlers are reset by exec anyway; what survives exec is an *ignored*
-/// disposition and the mask, which is why both are cleared here (tini's
-/// `restore_signals` does the same).
+/// Runs in the child between fork and exec, so it makes raw system calls only
+/// (no allocation, no locks). Handlers are reset by exec anyway; what survives
+/// exec is an *ignored* disposition and the mask, so both are cleared here, for
+/// every signal from 1 to SIGRTMAX. It calls the kernel directly rather than
+/// libc's `sigaction`, which refuses the signals the C library keeps for
+/// itself (32, 33, and 34 on musl): glibc's and musl's `posix_spawn` leave
+/// those *ignored* in the child, and an ignored signal survives exec.
 ///
 /// # Errors
-/// The errno of a failing `sigprocmask`; a failing `sigaction` on a signal that
-/// cannot be changed (SIGKILL, SIGSTOP, the ones libc reserves) is skipped.
+/// The errno of a failing `rt_sigprocmask`; a failing `rt_sigaction` (only
+/// SIGKILL and SIGSTOP, which are skipped) cannot happen.
 pub fn reset_for_child() -> std::io::Result<()> {
-    // SAFETY: plain system calls on a zeroed, locally owned sigaction/sigset_t;
-    // no allocation, no locks, valid between fork and exec.
+    // SAFETY: raw rt_sigaction/rt_sigprocmask system calls on constant,
+    // correctly sized kernel structures; valid between fork and exec.
     unsafe {
-        let mut dfl: libc::sigaction = std::mem::zeroed();
-        dfl.sa_sigaction = libc::SIG_DFL;
         for sig in 1..=libc::SIGRTMAX() {
             if sig != libc::SIGKILL && sig != libc::SIGSTOP {
-                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    sig,
+                    KERNEL_SIGACTION_DFL.as_ptr(),
+                    std::ptr::null_mut::<u64>(),
+                    KERNEL_SIGSET_SIZE,
+                );
             }
         }
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
+        let empty: u64 = 0;
+        let r = libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &empty as *const u64,
+            std::ptr::null_mut::<u64>(),
+            KERNEL_SIGSET_SIZE,
+        );
+        if r != 0 {
             return Err(std::io::Error::last_os_error());
         }
     }
@@ -151,19 +285,61 @@ pub fn reset_for_child() -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    fn parse(s: &str) -> Option<c_int> {
+        Signal::parse(s).map(Signal::number)
+    }
+
     #[test]
     fn names_and_numbers() {
-        assert_eq!(by_name("SIGTERM"), Some(libc::SIGTERM));
-        assert_eq!(by_name("term"), Some(libc::SIGTERM));
-        assert_eq!(by_name("SIGQUIT"), Some(libc::SIGQUIT));
-        assert_eq!(by_name("SIGFOO"), None);
-        assert_eq!(by_name("SIGRTMIN+1"), Some(libc::SIGRTMIN() + 1));
-        assert_eq!(by_name("SIGRTMIN+2147483647"), None);
-        assert_eq!(by_name("SIGRTMIN+-20"), None);
-        assert_eq!(by_name("SIGRTMIN+200"), None);
-        assert_eq!(by_number(15), Some(15));
-        assert_eq!(by_number(0), None);
-        assert_eq!(by_number(200), None);
+        assert_eq!(parse("SIGTERM"), Some(libc::SIGTERM));
+        assert_eq!(parse("term"), Some(libc::SIGTERM));
+        assert_eq!(parse(" SIGQUIT "), Some(libc::SIGQUIT));
+        assert_eq!(parse("SIGPOLL"), Some(libc::SIGIO));
+        assert_eq!(parse("SIGFOO"), None);
+        assert_eq!(parse("SIGRTMIN"), Some(34));
+        assert_eq!(parse("SIGRTMIN+1"), Some(35));
+        assert_eq!(parse("RTMIN+30"), Some(64));
+        assert_eq!(parse("SIGRTMIN+31"), None);
+        assert_eq!(parse("SIGRTMAX"), Some(64));
+        assert_eq!(parse("SIGRTMAX-2"), Some(62));
+        assert_eq!(parse("SIGRTMAX-31"), None);
+        assert_eq!(parse("SIGRTMIN+2147483647"), None);
+        assert_eq!(parse("SIGRTMIN+-20"), None);
+        assert_eq!(parse("SIGRTMIN+200"), None);
+        assert_eq!(parse("36"), Some(36));
+        assert_eq!(parse("0"), None);
+        assert_eq!(parse("65"), None);
+        assert_eq!(parse("-9"), None);
+        assert_eq!(Signal::new(15), Some(Signal::TERM));
+        assert_eq!(Signal::new(0), None);
+        assert_eq!(Signal::new(200), None);
+    }
+
+    #[test]
+    fn every_signal_prints_a_name_that_parses_back() {
+        for n in 1..=libc::SIGRTMAX() {
+            let s = Signal::new(n).unwrap();
+            let name = s.to_string();
+            assert!(name.starts_with("SIG"), "{name}");
+            assert_eq!(Signal::parse(&name), Some(s), "{name}");
+        }
         assert_eq!(name(libc::SIGKILL), "SIGKILL");
+        assert_eq!(name(36), "SIGRTMIN+2");
+        assert_eq!(name(64), "SIGRTMAX");
+        assert_eq!(name(32), "SIG32");
+        assert_eq!(name(100), "SIG100");
+    }
+
+    #[test]
+    fn forwarded_signals_are_the_catchable_asynchronous_ones() {
+        let fwd: Vec<c_int> = Signal::forwarded().map(Signal::number).collect();
+        for s in [libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2, libc::SIGWINCH, libc::SIGPWR] {
+            assert!(fwd.contains(&s), "{s} not forwarded");
+        }
+        assert!(fwd.contains(&libc::SIGALRM) && fwd.contains(&(RTMIN + 3)) && fwd.contains(&64));
+        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGCHLD, libc::SIGKILL, libc::SIGSTOP, libc::SIGSEGV] {
+            assert!(!fwd.contains(&s), "{s} forwarded");
+        }
+        assert!(!fwd.contains(&32) && !fwd.contains(&33));
     }
 }

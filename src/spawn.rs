@@ -1,11 +1,19 @@
 //! Starts processes: an entry's instance or an exec probe/hook.
 //!
-//! Each process gets its own process group (SPEC §3), default signal
-//! dispositions and an empty signal mask, its `user` (supplementary groups, then
+//! Each process gets its own process group, every signal at its default
+//! disposition and an empty signal mask, its `user` (supplementary groups, then
 //! gid, then uid: dropping the uid first would forbid the rest), and the entry's
 //! environment and working directory. What runs in the child between fork and
 //! exec is raw system calls only: no allocation, no locks, no logging.
+//!
+//! Every process is started on the one fork-and-exec path, with the reset
+//! done by podinit's own code in the child. std's cheaper posix_spawn path is
+//! never taken, because glibc's and musl's posix_spawn leave the C library's
+//! reserved signals (32, 33, and 34 on musl) *ignored* in the child, and an
+//! ignored signal survives exec: programs would start with SIGRTMIN-range
+//! signals ignored.
 
+use std::ffi::OsStr;
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -33,8 +41,9 @@ pub enum Stdio3 {
     Terminal,
 }
 
-/// Builds the command for `argv` with `entry`'s environment, directory and user.
-pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
+/// Builds the command for `argv` (not empty) with `entry`'s environment,
+/// directory and user.
+pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &[S], stdio: Stdio3) -> Command {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]);
     cmd.envs(entry.env.iter().map(|(k, v)| (k, v)));
@@ -63,16 +72,6 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
         }
     }
     cmd.process_group(0);
-    let needs_child_code = take_terminal
-        || entry.user.is_some()
-        || entry.oom_score_adj.is_some()
-        || entry.no_new_privileges
-        || crate::signals::children_need_reset();
-    if !needs_child_code {
-        // Nothing to do between fork and exec: std can use posix_spawn
-        // (vfork-like), which costs far less than forking podinit.
-        return cmd;
-    }
     let user = entry.user.clone();
     // Set before exec, so the program and whatever it forks at once never run
     // with the old value. Prepared here: the child must not allocate.
@@ -87,8 +86,13 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
                 // read the terminal) before its group is in the foreground, the
                 // race tini's isolate_child() describes. SIGTTOU is still ignored
                 // here (inherited from podinit), so a background group may do it.
+                // No terminal after all (ENOTTY, ENXIO: it went away) is no
+                // reason to refuse the start, as tini's isolate_child().
                 if libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid()) != 0 {
-                    return Err(io::Error::last_os_error());
+                    let e = io::Error::last_os_error();
+                    if !matches!(e.raw_os_error(), Some(libc::ENOTTY | libc::ENXIO)) {
+                        return Err(e);
+                    }
                 }
             }
             crate::signals::reset_for_child()?;
@@ -126,7 +130,7 @@ pub fn command(entry: &EntrySpec, argv: &[String], stdio: Stdio3) -> Command {
 pub fn spawn(
     reaper: &Reaper,
     mut cmd: Command,
-    program: &str,
+    program: &OsStr,
     waiter: Waiter,
 ) -> Result<Child, (i32, String)> {
     reaper.spawn(&mut cmd, waiter).map_err(|e| {

@@ -10,6 +10,7 @@
 //! /etc/passwd) but starts nothing.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,6 +22,7 @@ use crate::config::{
     RawProcess, RestartPolicy, Role, Scheme,
 };
 use crate::locate::locate;
+use crate::signals::Signal;
 
 /// Default `[pod] termination_grace_period`: 7 s, so that with the 2 s floor the
 /// whole shutdown ends inside the 10 s that `docker stop` and Compose allow.
@@ -69,13 +71,14 @@ pub struct EntrySpec {
     pub name: String,
     pub role: Role,
     /// Program and arguments; a shell string has become `["/bin/sh", "-c", s]`.
-    pub argv: Vec<String>,
+    /// Bytes: the command after `--` reaches the program as the kernel gave it.
+    pub argv: Vec<OsString>,
     /// Added to podinit's own environment: `env_file` first, then `env`.
     pub env: Vec<(String, String)>,
     pub working_dir: Option<PathBuf>,
     pub user: Option<UserSpec>,
     pub hold_until: HoldUntil,
-    pub stop_signal: i32,
+    pub stop_signal: Signal,
     pub log: LogMode,
     pub startup_probe: Option<ProbeSpec>,
     pub readiness_probe: Option<ProbeSpec>,
@@ -91,7 +94,7 @@ pub struct EntrySpec {
 impl EntrySpec {
     /// An entry with every optional field at its SPEC §1 default: no probes or
     /// hooks, SIGTERM, `hold_until = "ready"`, the environment of podinit.
-    pub fn new(name: &str, role: Role, argv: Vec<String>, log: LogMode) -> EntrySpec {
+    pub fn new(name: &str, role: Role, argv: Vec<OsString>, log: LogMode) -> EntrySpec {
         EntrySpec {
             name: name.to_owned(),
             role,
@@ -100,7 +103,7 @@ impl EntrySpec {
             working_dir: None,
             user: None,
             hold_until: HoldUntil::Ready,
-            stop_signal: libc::SIGTERM,
+            stop_signal: Signal::TERM,
             log,
             startup_probe: None,
             readiness_probe: None,
@@ -221,8 +224,8 @@ pub struct ConfigError(pub Vec<ConfigIssue>);
 /// Settings that come from outside the file.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
-    /// The command after `--`, added as a main named `main`.
-    pub command: Vec<String>,
+    /// The command after `--`, added as a main named `main` (bytes, as given).
+    pub command: Vec<OsString>,
     /// Whether podinit runs as root (decides if `user` is allowed).
     pub is_root: bool,
 }
@@ -430,7 +433,7 @@ impl Validator<'_> {
         };
         let role = p.role.as_ref().map_or(Role::Main, |r| *r.get_ref());
         let argv = match p.command {
-            Some(c) => self.command(c),
+            Some(c) => self.command(c).into_iter().map(OsString::from).collect(),
             None => {
                 self.at(start, format!("process {name:?}: missing key `command`"));
                 Vec::new()
@@ -524,7 +527,7 @@ impl Validator<'_> {
             working_dir,
             user,
             hold_until: p.hold_until.map_or(HoldUntil::Ready, |h| h.into_inner()),
-            stop_signal: p.stop_signal.map_or(libc::SIGTERM, |s| s.0),
+            stop_signal: p.stop_signal.map_or(Signal::TERM, |s| s.0),
             log: p.log.unwrap_or(pod_log),
             startup_probe,
             readiness_probe,

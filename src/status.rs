@@ -95,9 +95,25 @@ fn bind_one(path: &Path) -> std::io::Result<UnixListener> {
     Ok(listener)
 }
 
+/// Serves the status socket until podinit exits. A panic in the server (a
+/// bug) is logged and the server started again on the same socket; a panic
+/// while answering one connection is logged and ends only that connection.
+pub async fn serve_forever(listener: UnixListener, requests: mpsc::UnboundedSender<Request>) {
+    let listener = std::rc::Rc::new(listener);
+    loop {
+        match crate::task::CatchPanic::new(serve(std::rc::Rc::clone(&listener), requests.clone())).await {
+            Ok(()) => return,
+            Err(panic) => {
+                tracing::error!("the status server panicked (a bug in podinit): {panic}; starting it again");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
 /// Accepts connections until the task is dropped; each one asks the event loop
 /// through `requests`.
-pub async fn serve(listener: UnixListener, requests: mpsc::UnboundedSender<Request>) {
+async fn serve(listener: std::rc::Rc<UnixListener>, requests: mpsc::UnboundedSender<Request>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -115,7 +131,10 @@ pub async fn serve(listener: UnixListener, requests: mpsc::UnboundedSender<Reque
         }
         let requests = requests.clone();
         tokio::task::spawn_local(async move {
-            let _ = tokio::time::timeout(DEADLINE, answer(stream, requests)).await;
+            let answered = tokio::time::timeout(DEADLINE, answer(stream, requests));
+            if let Err(panic) = crate::task::CatchPanic::new(answered).await {
+                tracing::error!("a status request panicked (a bug in podinit): {panic}");
+            }
         });
     }
 }

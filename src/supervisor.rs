@@ -10,6 +10,13 @@
 //! It runs on a current-thread runtime: one thread owns every state, so the
 //! reaper's child table needs no lock, and no wake-up happens unless a signal, a
 //! child's output, a probe or a timer asks for one.
+//!
+//! It takes one event at a time and, while more are queued, lets the runtime
+//! look at signals, exits, pipes and timers before the next one. A spawn's
+//! result comes back as an ordinary queued event, never handled inside the
+//! batch that asked for the spawn: so no chain of events (a crash loop with a
+//! zero backoff, a storm of spawn failures) can keep SIGTERM or reaping from
+//! being seen.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::os::fd::OwnedFd;
@@ -17,8 +24,6 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use nix::sys::signal::{kill, killpg, Signal};
-use nix::unistd::Pid;
 use signal_hook_tokio::Signals;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -27,20 +32,21 @@ use crate::config::LogMode;
 use crate::lifecycle::{Action, EntryId, Event, HookKind, Instance, Pod, ProbeKind, Timer};
 use crate::output::{Framing, Output, Stream};
 use crate::reaper::{Reaper, Waiter};
+use crate::signals::Signal;
 use crate::spawn::{command, spawn, Stdio3};
 use crate::spec::{HookSpec, PodSpec};
+use crate::task::CatchPanic;
 
-/// Signals podinit handles; everything else keeps its default disposition.
-pub const HANDLED: [i32; 8] = [
-    libc::SIGCHLD,
-    libc::SIGTERM,
-    libc::SIGINT,
-    libc::SIGHUP,
-    libc::SIGQUIT,
-    libc::SIGUSR1,
-    libc::SIGUSR2,
-    libc::SIGWINCH,
-];
+/// Signals podinit acts on itself: SIGCHLD (reap), SIGTERM and SIGINT
+/// (terminate). It also catches every signal it forwards to the mains
+/// ([`Signal::forwarded`]); everything else keeps its default disposition.
+pub const OWN_SIGNALS: [Signal; 3] = [Signal::CHLD, Signal::TERM, Signal::INT];
+
+/// After how many spawn failures in a row of one entry its message is
+/// repeated: the 1st, 2nd, 4th, 8th... (a crash loop logs in log time).
+fn worth_repeating(failures_in_a_row: u32) -> bool {
+    failures_in_a_row.is_power_of_two()
+}
 
 /// How long the end of podinit waits for output still in pipes and buffers
 /// after every process is gone.
@@ -76,6 +82,8 @@ struct Supervisor {
     status_rx: mpsc::UnboundedReceiver<crate::status::Request>,
     /// The status socket's path and server task, removed at exit.
     status_socket: Option<(std::path::PathBuf, AbortHandle)>,
+    /// Spawn failures in a row, per entry (for [`worth_repeating`]).
+    spawn_failures: Vec<u32>,
 }
 
 impl Supervisor {
@@ -88,9 +96,10 @@ impl Supervisor {
         let configured = crate::status::configured_path(spec.status_socket.as_deref());
         let status_socket = crate::status::bind(configured.as_deref()).map(|(listener, path)| {
             tracing::debug!("status socket at {}", path.display());
-            let task = tokio::task::spawn_local(crate::status::serve(listener, status_tx));
+            let task = tokio::task::spawn_local(crate::status::serve_forever(listener, status_tx));
             (path, task.abort_handle())
         });
+        let spawn_failures = vec![0; spec.entries.len()];
         Supervisor {
             pod: Pod::new(spec),
             reaper: Rc::new(Reaper::default()),
@@ -106,6 +115,7 @@ impl Supervisor {
             queue: VecDeque::new(),
             status_rx,
             status_socket,
+            spawn_failures,
         }
     }
 
@@ -115,13 +125,13 @@ impl Supervisor {
             return status;
         }
         loop {
-            while let Some(event) = self.queue.pop_front() {
-                let actions = self.pod.handle(event, Instant::now());
-                if let Some(status) = self.perform(actions) {
-                    return status;
-                }
+            if !self.queue.is_empty() {
+                // Let the runtime poll its descriptors and timers (and reset
+                // its cooperative budget) before the next queued event.
+                tokio::task::yield_now().await;
             }
             let next_timer = self.timers.values().min().copied();
+            let busy = !self.queue.is_empty();
             tokio::select! {
                 biased;
                 Some(sig) = signals.next() => self.on_signal(sig),
@@ -137,6 +147,14 @@ impl Supervisor {
                         self.queue.push_back(Event::Timer(t));
                     }
                 }
+                () = std::future::ready(()), if busy => {
+                    if let Some(event) = self.queue.pop_front() {
+                        let actions = self.pod.handle(event, Instant::now());
+                        if let Some(status) = self.perform(actions) {
+                            return status;
+                        }
+                    }
+                }
             }
         }
     }
@@ -149,32 +167,28 @@ impl Supervisor {
                     self.queue.push_back(Event::Exited { entry, instance, exit });
                 }
             }
-            libc::SIGTERM | libc::SIGINT => self.queue.push_back(Event::Terminate { signal: sig }),
-            _ => self.queue.push_back(Event::Forward { signal: sig }),
+            _ => match Signal::new(sig) {
+                Some(signal @ (Signal::TERM | Signal::INT)) => {
+                    self.queue.push_back(Event::Terminate { signal })
+                }
+                Some(signal) => self.queue.push_back(Event::Forward { signal }),
+                None => tracing::debug!("signal {sig} ignored"),
+            },
         }
     }
 
     /// Carries out actions; returns the exit status when one says to exit.
     fn perform(&mut self, actions: Vec<Action>) -> Option<i32> {
-        let mut pending: VecDeque<Action> = actions.into();
-        while let Some(action) = pending.pop_front() {
+        for action in actions {
             match action {
                 Action::Spawn { entry, instance } => {
-                    if !self.pod.spawn_wanted(entry, instance) {
-                        continue;
-                    }
+                    // The result is an event like any other, handled in turn.
                     let event = self.spawn_entry(entry, instance);
-                    // Feed the spawn result back before anything else happens, so
-                    // that the lifecycle never sees an event for a half-spawned entry.
-                    let more = self.pod.handle(event, Instant::now());
-                    for (i, a) in more.into_iter().enumerate() {
-                        pending.insert(i, a);
-                    }
+                    self.queue.push_back(event);
                 }
                 Action::Signal { pid, signal, .. } => {
-                    let sig = Signal::try_from(signal).ok();
-                    if let Err(e) = killpg(Pid::from_raw(pid), sig) {
-                        tracing::debug!("signal {signal} to group {pid}: {e}");
+                    if let Err(e) = self.reaper.signal_group(pid, signal) {
+                        tracing::debug!("{signal} to group {pid}: {e}");
                     }
                 }
                 Action::StartProbe { entry, instance, kind, not_before, .. } => {
@@ -225,6 +239,7 @@ impl Supervisor {
         let cmd = command(spec, &spec.argv, stdio);
         match spawn(&self.reaper, cmd, &spec.argv[0], Waiter::Entry { entry, instance }) {
             Ok(mut child) => {
+                self.spawn_failures[entry] = 0;
                 let pid = i32::try_from(child.id()).unwrap_or(0);
                 if let Some(adj) = spec.oom_score_adj {
                     // The child set it before exec; say so if it could not.
@@ -258,13 +273,18 @@ impl Supervisor {
                 Event::Spawned { entry, instance, pid }
             }
             Err((status, why)) => {
-                tracing::error!(
-                    event = "spawn_failed",
-                    process = spec.name,
-                    status,
-                    "{}: {why} (status {status})",
-                    spec.name
-                );
+                let n = &mut self.spawn_failures[entry];
+                *n = n.saturating_add(1);
+                if worth_repeating(*n) {
+                    let times = if *n > 1 { format!("; {n} times in a row") } else { String::new() };
+                    tracing::error!(
+                        event = "spawn_failed",
+                        process = spec.name,
+                        status,
+                        "{}: {why} (status {status}{times})",
+                        spec.name
+                    );
+                }
                 Event::SpawnFailed { entry, instance, status }
             }
         }
@@ -285,7 +305,14 @@ impl Supervisor {
             let mut was_ok = None;
             loop {
                 let began = tokio::time::Instant::now();
-                let result = crate::probe::attempt(&reaper, &spec, &probe.action, probe.timeout).await;
+                let attempt = crate::probe::attempt(&reaper, &spec, &probe.action, probe.timeout);
+                let result = CatchPanic::new(attempt).await.unwrap_or_else(|panic| {
+                    tracing::error!(
+                        "{} {kind:?} probe attempt panicked (a bug in podinit): {panic}",
+                        spec.name
+                    );
+                    Err(format!("the attempt panicked: {panic}"))
+                });
                 let ok = result.is_ok();
                 // Say why when a probe turns from passing (or new) to failing;
                 // a startup probe failing while the program boots is expected.
@@ -325,16 +352,22 @@ impl Supervisor {
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
         let task = tokio::task::spawn_local(async move {
-            let result = match &handler {
-                HookSpec::Exec { argv } => crate::probe::exec(&reaper, &spec, argv, None).await,
-                HookSpec::HttpGet(get) => crate::probe::http_get(get).await,
-                HookSpec::Sleep(d) => {
-                    tokio::time::sleep(*d).await;
-                    Ok(())
+            let which = if hook == HookKind::PostStart { "post_start" } else { "pre_stop" };
+            let run = async {
+                match &handler {
+                    HookSpec::Exec { argv } => crate::probe::exec(&reaper, &spec, argv, None).await,
+                    HookSpec::HttpGet(get) => crate::probe::http_get(get).await,
+                    HookSpec::Sleep(d) => {
+                        tokio::time::sleep(*d).await;
+                        Ok(())
+                    }
                 }
             };
+            let result = CatchPanic::new(run).await.unwrap_or_else(|panic| {
+                tracing::error!("{} {which} hook panicked (a bug in podinit): {panic}", spec.name);
+                Err(format!("the hook panicked: {panic}"))
+            });
             if let Err(why) = &result {
-                let which = if hook == HookKind::PostStart { "post_start" } else { "pre_stop" };
                 tracing::info!("{} {which} hook: {why}", spec.name);
             }
             let ok = result.is_ok();
@@ -367,9 +400,11 @@ impl Supervisor {
             }
             tokio::time::sleep(Duration::from_millis(if round < 10 { 2 } else { 40 })).await;
         }
+        let deadline = deadline.max(Instant::now() + Duration::from_millis(500));
         if let Some(output) = self.output.take() {
-            output.close(deadline.max(Instant::now() + Duration::from_millis(500)));
+            output.close(deadline);
         }
+        crate::output::flush_log(deadline.max(Instant::now() + Duration::from_millis(200)));
     }
 }
 
@@ -404,7 +439,8 @@ fn kill_descendants() -> usize {
     if me == 1 {
         let alive = count_children_of(1);
         if alive > 0 {
-            let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe { libc::kill(-1, libc::SIGKILL) };
         }
         return alive;
     }
@@ -428,7 +464,8 @@ fn kill_descendants() -> usize {
         for child in children {
             found += 1;
             if let Ok(pid) = i32::try_from(child) {
-                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                // SAFETY: kill(2) has no memory-safety preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
             }
             stack.push(child);
         }

@@ -100,8 +100,8 @@ fn check_hook(who: &str, h: &HookSpec) {
     }
 }
 
-fn check_argv(who: &str, argv: &[String]) {
-    assert!(argv.first().is_some_and(|a| !a.is_empty()), "{who}: empty command accepted: {argv:?}");
+fn check_argv<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(who: &str, argv: &[S]) {
+    assert!(argv.first().is_some_and(|a| !a.as_ref().is_empty()), "{who}: empty command accepted: {argv:?}");
 }
 
 /// SPEC §1 on an accepted config, then the start plan.
@@ -120,7 +120,10 @@ fn check_spec(spec: &PodSpec, is_root: bool) {
             assert!((-1000..=1000).contains(&o), "{who}: oom_score_adj {o} accepted");
         }
         let sig = e.stop_signal;
-        assert!(podinit::signals::by_number(sig).is_some(), "{who}: stop_signal {sig} accepted");
+        assert!(
+            podinit::signals::Signal::new(sig.number()) == Some(sig),
+            "{who}: stop_signal {sig} accepted"
+        );
         if e.role == Role::Init {
             let extras = [e.startup_probe.is_some(), e.readiness_probe.is_some(), e.liveness_probe.is_some()];
             assert!(!extras.contains(&true), "{who}: probe on an init entry accepted");
@@ -179,7 +182,7 @@ fn check_runs(spec: &PodSpec) {
         }
         actions = events.into_iter().flat_map(|ev| pod.handle(ev, now)).collect();
     }
-    let _ = pod.handle(Event::Terminate { signal: 15 }, now);
+    let _ = pod.handle(Event::Terminate { signal: podinit::signals::Signal::TERM }, now);
 }
 
 /// Offsets worth asking `locate` about: the ends, past the end, every byte of

@@ -4,7 +4,7 @@
 //! `lifecycle.rs`. The harness plays the processes: they die when SIGKILLed,
 //! and on their stop signal either die or ignore it, as the case draws.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
@@ -117,6 +117,8 @@ struct World {
     inits_ok: BTreeSet<EntryId>,
     mains_spawned: BTreeSet<EntryId>,
     first_term_signal: Option<i32>,
+    /// Spawn results not handed to the lifecycle yet.
+    results: VecDeque<Event>,
 }
 
 impl World {
@@ -128,14 +130,11 @@ impl World {
         matches!(self.pod.phase(), Phase::Terminating { .. } | Phase::Done)
     }
 
+    /// Carries out `actions` as the supervisor does. A spawn's result is
+    /// queued in `results`, delivered by [`World::deliver`]: a signal may be
+    /// handled before it, as in the supervisor's queue.
     fn apply(&mut self, actions: Vec<Action>) -> Result<(), TestCaseError> {
         for a in actions {
-            // The supervisor carries out only spawns still wanted.
-            if let Action::Spawn { entry, instance } = a {
-                if !self.pod.spawn_wanted(entry, instance) {
-                    continue;
-                }
-            }
             prop_assert!(self.exited.is_none(), "action after Exit: {a:?}");
             match a {
                 Action::Spawn { entry, instance } => {
@@ -160,17 +159,15 @@ impl World {
                         self.live.insert(entry, (instance, false, false));
                         Event::Spawned { entry, instance, pid: 1000 + i32::try_from(entry).unwrap_or(0) }
                     };
-                    let more = self.pod.handle(ev, self.now);
-                    self.observe();
-                    self.apply(more)?;
+                    self.results.push_back(ev);
                 }
                 Action::Signal { entry, signal, .. } => {
                     let Some(&(instance, _, _)) = self.live.get(&entry) else { continue };
-                    if signal == libc::SIGKILL {
+                    if signal == Signal::KILL {
                         if let Some(l) = self.live.get_mut(&entry) {
                             l.1 = true;
                         }
-                    } else if signal == libc::SIGTERM {
+                    } else if signal == Signal::TERM {
                         let n = self.term_signals.entry((entry, instance)).or_default();
                         *n += 1;
                         prop_assert!(*n == 1, "{entry}/{instance} got its stop signal twice");
@@ -244,6 +241,14 @@ impl World {
         self.apply(actions)
     }
 
+    /// Hands the lifecycle every queued spawn result (and those they lead to).
+    fn deliver(&mut self) -> Result<(), TestCaseError> {
+        while let Some(ev) = self.results.pop_front() {
+            self.event(ev)?;
+        }
+        Ok(())
+    }
+
     fn exit(&mut self, entry: EntryId, exit: Exit) -> Result<(), TestCaseError> {
         if let Some((instance, _, _)) = self.live.remove(&entry) {
             self.event(Event::Exited { entry, instance, exit })?;
@@ -258,6 +263,7 @@ impl World {
             self.timers.remove(&t);
             self.now = self.now.max(at);
             self.event(Event::Timer(t))?;
+            self.deliver()?;
             // SIGKILLed processes die at once.
             let killed: Vec<EntryId> = self.live.iter().filter(|(_, l)| l.1).map(|(&e, _)| e).collect();
             for e in killed {
@@ -301,6 +307,7 @@ proptest! {
             inits_ok: BTreeSet::new(),
             mains_spawned: BTreeSet::new(),
             first_term_signal: None,
+            results: VecDeque::new(),
         };
         let actions = w.pod.start(now);
         w.observe();
@@ -308,6 +315,10 @@ proptest! {
         for op in ops {
             if w.exited.is_some() {
                 break;
+            }
+            // A signal may be handled while spawn results are still queued.
+            if !matches!(op, Op::Signal(_)) {
+                w.deliver()?;
             }
             match op {
                 Op::Exit(n, s) => {
@@ -330,27 +341,30 @@ proptest! {
                 }
                 Op::Wait(ms) => w.wait(Duration::from_millis(u64::from(ms)))?,
                 Op::Signal(s) => {
-                    let signal = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGUSR1][s as usize];
-                    if matches!(signal, libc::SIGTERM | libc::SIGINT) && !w.terminating() {
-                        w.first_term_signal.get_or_insert(signal);
+                    let signal = [Signal::TERM, Signal::INT, Signal::HUP, Signal::USR1][s as usize];
+                    if matches!(signal, Signal::TERM | Signal::INT) && !w.terminating() {
+                        w.first_term_signal.get_or_insert(signal.number());
                     }
-                    let ev = if matches!(signal, libc::SIGTERM | libc::SIGINT) {
+                    let ev = if matches!(signal, Signal::TERM | Signal::INT) {
                         Event::Terminate { signal }
                     } else {
                         Event::Forward { signal }
                     };
                     w.event(ev)?;
+                    w.deliver()?;
                 }
                 Op::SpawnFails(f) => w.fail_spawns = f,
             }
         }
+        w.deliver()?;
         // End it: SIGTERM, then let time pass; processes die on their stop
         // signal (or only on SIGKILL), hooks return.
         if !w.terminating() {
             w.first_term_signal.get_or_insert(libc::SIGTERM);
         }
-        w.event(Event::Terminate { signal: libc::SIGTERM })?;
+        w.event(Event::Terminate { signal: Signal::TERM })?;
         for _ in 0..200 {
+            w.deliver()?;
             if w.exited.is_some() {
                 break;
             }
@@ -387,7 +401,7 @@ proptest! {
             prop_assert_eq!(status, want);
         }
         // Done is absorbing.
-        let after = w.pod.handle(Event::Terminate { signal: libc::SIGINT }, w.now);
+        let after = w.pod.handle(Event::Terminate { signal: Signal::INT }, w.now);
         prop_assert!(after.is_empty());
     }
 }

@@ -78,13 +78,13 @@ impl Sim {
         self.pod.spec().entries.iter().position(|e| e.name == name).unwrap()
     }
 
+    /// Carries out `actions` as the supervisor does: a spawn's result is an
+    /// event handled after the whole batch, in turn.
     fn apply(&mut self, actions: Vec<Action>) {
+        let mut results = Vec::new();
         for a in actions {
             match a {
                 Action::Spawn { entry, instance } => {
-                    if !self.pod.spawn_wanted(entry, instance) {
-                        continue;
-                    }
                     self.log.push(format!("spawn {}", self.name(entry)));
                     let ev = match self.fail_spawn.get(&entry) {
                         Some(&status) => Event::SpawnFailed { entry, instance, status },
@@ -94,12 +94,11 @@ impl Sim {
                             Event::Spawned { entry, instance, pid }
                         }
                     };
-                    let more = self.pod.handle(ev, self.now);
-                    self.apply(more);
+                    results.push(ev);
                 }
-                Action::Signal { signal: libc::SIGCONT, .. } => {}
+                Action::Signal { signal: Signal::CONT, .. } => {}
                 Action::Signal { entry, signal, .. } => {
-                    let what = if signal == KILL { "kill" } else { "stop" };
+                    let what = if signal == Signal::KILL { "kill" } else { "stop" };
                     self.log.push(format!("{what} {}", self.name(entry)));
                 }
                 Action::StartProbe { entry, kind, .. } => {
@@ -121,6 +120,10 @@ impl Sim {
                     self.log.push(format!("exit {status}"));
                 }
             }
+        }
+        for ev in results {
+            let more = self.pod.handle(ev, self.now);
+            self.apply(more);
         }
     }
 
@@ -463,7 +466,7 @@ fn rule8_readiness_thresholds_and_pod_readiness() {
     sim.probe("side", ProbeKind::Readiness, true);
     sim.probe("side", ProbeKind::Readiness, true);
     assert!(sim.pod.is_ready());
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     assert!(!sim.pod.is_ready(), "not ready from the moment termination begins");
 }
 
@@ -495,7 +498,7 @@ fn rule9_nothing_restarts_once_termination_begins() {
     sim.exit("s1", Exit::Code(1)); // immediate restart
     sim.exit("s1", Exit::Code(1)); // now in backoff
     sim.take_log();
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     sim.exit("m", Exit::Code(0));
     sim.exit("s2", Exit::Code(0));
     sim.advance(Duration::from_secs(100));
@@ -509,7 +512,7 @@ fn rule9_startup_and_liveness_probes_stop_at_termination() {
     m.liveness_probe = Some(ProbeSpec { failure_threshold: 1, ..probe() });
     m.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(5)));
     let mut sim = Sim::new(pod(vec![m]));
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     sim.take_log();
     sim.probe("m", ProbeKind::Liveness, false);
     assert!(sim.take_log().is_empty(), "a liveness failure during termination kills nothing");
@@ -525,7 +528,7 @@ fn rule10_mains_first_then_sidecars_one_at_a_time_in_reverse() {
         entry("m2", Role::Main),
     ]));
     sim.take_log();
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     assert_eq!(sim.take_log(), s(&["stop m1", "stop m2"]));
     sim.exit("m1", Exit::Code(0));
     assert!(sim.take_log().is_empty());
@@ -547,7 +550,7 @@ fn rule10_all_pre_stop_hooks_start_together_and_signals_wait_for_them() {
     m.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(1)));
     let mut sim = Sim::new(pod(vec![s1, m]));
     sim.take_log();
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     assert_eq!(sim.take_log(), s(&["hook s1 PreStop", "hook m PreStop"]));
     sim.hook("s1", HookKind::PreStop, true);
     assert!(sim.take_log().is_empty(), "the sidecar's signal still waits for the main");
@@ -562,7 +565,7 @@ fn rule10_sidecars_wait_for_a_running_init() {
     let mut sim =
         Sim::new(pod(vec![entry("side", Role::Sidecar), entry("init", Role::Init), entry("m", Role::Main)]));
     sim.take_log();
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     assert_eq!(sim.take_log(), s(&["stop init"]));
     sim.exit("init", Exit::Signal(TERM));
     assert_eq!(sim.take_log(), s(&["stop side"]));
@@ -579,7 +582,7 @@ fn rule10_entries_not_running_are_not_waited_for() {
     sim.exit("s0", Exit::Code(1)); // s0 in backoff
     sim.take_log();
     // s1 never passed its startup probe: stopped at once, nothing waits for it.
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     assert_eq!(sim.take_log(), s(&["stop s1"]));
     sim.exit("s1", Exit::Signal(TERM));
     assert_eq!(sim.exit, Some(143));
@@ -592,7 +595,7 @@ fn rule11_one_budget_with_two_second_floor_and_sigkill() {
     spec.termination_grace_period = Duration::from_secs(5);
     let mut sim = Sim::new(spec);
     sim.take_log();
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     assert_eq!(sim.take_log(), s(&["stop m"]));
     sim.advance(Duration::from_secs(4));
     sim.exit("m", Exit::Code(0));
@@ -614,7 +617,7 @@ fn rule11_spent_budget_signals_everyone_waiting_then_kills_two_seconds_later() {
     spec.termination_grace_period = Duration::from_secs(3);
     let mut sim = Sim::new(spec);
     sim.take_log();
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     assert_eq!(sim.take_log(), s(&["hook s1 PreStop", "stop m"]));
     sim.advance(Duration::from_secs(3));
     // m: signalled at 0, SIGKILL at the deadline; s1 (in its hook) and s2 (waiting): signalled now.
@@ -629,18 +632,18 @@ fn rule12_second_sigint_spends_the_budget_repeated_sigterm_changes_nothing() {
     spec.termination_grace_period = Duration::from_secs(30);
     let mut sim = Sim::new(spec.clone());
     sim.take_log();
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     sim.advance(Duration::from_millis(200));
-    sim.event(Event::Terminate { signal: TERM });
+    sim.event(Event::Terminate { signal: Signal::TERM });
     assert_eq!(sim.take_log(), s(&["stop m"]), "no second stop signal");
     sim.advance(Duration::from_secs(29));
     assert!(sim.take_log().is_empty(), "grace not cut");
 
     let mut sim = Sim::new(spec);
     sim.take_log();
-    sim.event(Event::Terminate { signal: libc::SIGINT });
+    sim.event(Event::Terminate { signal: Signal::INT });
     sim.advance(Duration::from_millis(500));
-    sim.event(Event::Terminate { signal: libc::SIGINT });
+    sim.event(Event::Terminate { signal: Signal::INT });
     assert_eq!(sim.take_log(), s(&["stop m", "stop side"]));
     sim.advance(Duration::from_millis(1500));
     assert_eq!(sim.take_log(), s(&["kill m"]), "m's 2 s floor counts from its own signal");
@@ -654,12 +657,37 @@ fn stop_signal_is_followed_by_sigcont_once() {
     let now = Instant::now();
     p.start(now);
     p.handle(Event::Spawned { entry: 0, instance: 1, pid: 7 }, now);
-    let a = p.handle(Event::Terminate { signal: TERM }, now);
+    let a = p.handle(Event::Terminate { signal: Signal::TERM }, now);
     let signals: Vec<i32> = a
         .iter()
-        .filter_map(|a| if let Action::Signal { signal, .. } = a { Some(*signal) } else { None })
+        .filter_map(|a| if let Action::Signal { signal, .. } = a { Some(signal.number()) } else { None })
         .collect();
     assert_eq!(signals, [TERM, libc::SIGCONT]);
+}
+
+/// The supervisor hands a spawn's result back as a queued event, so a SIGTERM
+/// queued before it is handled while the spawn is still unanswered.
+#[test]
+fn termination_while_a_spawn_is_unanswered_waits_for_it_then_stops_it() {
+    let mut p = Pod::new(pod(vec![entry("m", Role::Main)]));
+    let now = Instant::now();
+    assert_eq!(p.start(now), vec![Action::Spawn { entry: 0, instance: 1 }]);
+    let a = p.handle(Event::Terminate { signal: Signal::TERM }, now);
+    assert!(!a.iter().any(|a| matches!(a, Action::Exit { .. })), "exit while a process may run: {a:?}");
+    let a = p.handle(Event::Spawned { entry: 0, instance: 1, pid: 7 }, now);
+    assert!(a.contains(&Action::Signal { entry: 0, pid: 7, signal: Signal::TERM }), "{a:?}");
+    let a = p.handle(Event::Exited { entry: 0, instance: 1, exit: Exit::Signal(TERM) }, now);
+    assert!(a.contains(&Action::Exit { status: 128 + TERM }), "{a:?}");
+}
+
+#[test]
+fn termination_while_a_spawn_is_unanswered_ends_when_it_fails() {
+    let mut p = Pod::new(pod(vec![entry("m", Role::Main)]));
+    let now = Instant::now();
+    p.start(now);
+    p.handle(Event::Terminate { signal: Signal::TERM }, now);
+    let a = p.handle(Event::SpawnFailed { entry: 0, instance: 1, status: 127 }, now);
+    assert_eq!(a.last(), Some(&Action::Exit { status: 127 }), "{a:?}");
 }
 
 #[test]
@@ -667,7 +695,7 @@ fn rule12_signals_are_forwarded_to_mains_only() {
     let mut sim =
         Sim::new(pod(vec![entry("side", Role::Sidecar), entry("m1", Role::Main), entry("m2", Role::Main)]));
     sim.take_log();
-    sim.event(Event::Forward { signal: libc::SIGHUP });
+    sim.event(Event::Forward { signal: Signal::HUP });
     assert_eq!(sim.take_log(), s(&["stop m1", "stop m2"]));
 }
 

@@ -194,6 +194,8 @@ impl TestDir {
 /// Builder of one podinit run.
 pub struct Launcher {
     pid1: bool,
+    /// The podinit binary; the one this `cargo test` built when `None`.
+    bin: Option<PathBuf>,
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
     deadline: Duration,
@@ -206,6 +208,7 @@ impl Launcher {
     fn new(td: &TestDir, pid1: bool) -> Self {
         Launcher {
             pid1,
+            bin: None,
             args: Vec::new(),
             env: vec![("PODINIT_STATUS_SOCKET".into(), td.file("status.sock").into_os_string())],
             deadline: DEFAULT_DEADLINE,
@@ -213,6 +216,13 @@ impl Launcher {
             rec: td.rec(),
             stdin: None,
         }
+    }
+
+    /// Runs this podinit binary instead of the one `cargo test` built (the
+    /// static musl build, say).
+    pub fn binary(mut self, path: &Path) -> Self {
+        self.bin = Some(path.to_path_buf());
+        self
     }
 
     pub fn arg(mut self, a: impl Into<OsString>) -> Self {
@@ -649,7 +659,7 @@ impl Launcher {
             argv.extend(["--pid", "--fork", "--mount-proc", "--kill-child", "--"].map(std::ffi::OsStr::new));
         }
         argv.extend(wrapper.iter().map(std::ffi::OsStr::new));
-        argv.push(env!("CARGO_BIN_EXE_podinit").as_ref());
+        argv.push(self.bin.as_deref().map_or(env!("CARGO_BIN_EXE_podinit").as_ref(), Path::as_os_str));
         let mut cmd = Command::new(argv[0]);
         cmd.args(&argv[1..])
             .args(&self.args)
@@ -898,6 +908,26 @@ pub fn run_with_deadline(cmd: &mut Command, timeout: Duration) -> CmdOut {
         thread::sleep(Duration::from_millis(2));
     }
     CmdOut { code: status.code(), stdout: stdout.text(), stderr: stderr.text(), took, timed_out }
+}
+
+/// The static musl build of podinit, as `.ci/run` builds it before the tests
+/// (`cargo build --release --target x86_64-unknown-linux-musl`), or the binary
+/// named by `PODINIT_MUSL_BIN`. `None` when it is not there, which fails the
+/// calling test under CI (`CI` set) and is said loudly otherwise.
+pub fn musl_binary(test: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PODINIT_MUSL_BIN").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/x86_64-unknown-linux-musl/release/podinit")
+    });
+    if path.is_file() {
+        return Some(path);
+    }
+    let why = format!(
+        "{test}: the musl build {} is missing: run `cargo build --release --target x86_64-unknown-linux-musl` first",
+        path.display()
+    );
+    assert!(std::env::var_os("CI").is_none(), "{why}");
+    eprintln!("SKIPPED PART: {why}");
+    None
 }
 
 /// The host pid of podinit: `outer` itself, or, when podinit runs as PID 1

@@ -1,0 +1,295 @@
+//! The edges of being PID 1 where an init can wedge or misbehave: deaths by
+//! any signal (real-time ones included), real-time stop signals, a crash loop
+//! with no backoff, children that must start clean, command lines that are not
+//! UTF-8, signals podinit does not act on itself, and a stderr nobody reads.
+//! Every test runs the real binary as PID 1 of a fresh PID namespace.
+
+mod common;
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Signals whose default action does not end a process (ignore or stop).
+const NOT_FATAL: [i32; 8] = [17, 18, 19, 20, 21, 22, 23, 28];
+
+fn fatal_signals() -> impl Iterator<Item = i32> {
+    (1..=64).filter(|s| !NOT_FATAL.contains(s))
+}
+
+/// The script of a main that kills itself with signal `n` (no core file).
+fn dies_of(n: i32) -> String {
+    format!("ulimit -c 0; kill -{n} $$; sleep 5")
+}
+
+#[test]
+fn a_main_killed_by_any_fatal_signal_gives_128_plus_n_as_plain_init_and_with_a_config() {
+    let td = TestDir::new();
+    for n in fatal_signals() {
+        let out = td.podinit().deadline(secs(10.0)).args(["--", "sh", "-c", &dies_of(n)]).run();
+        assert_eq!(out.code, Some(128 + n), "plain init, signal {n}\n{}", out.report());
+        assert!(out.elapsed < secs(5.0), "plain init, signal {n}: took {:?}", out.elapsed);
+
+        let cfg = td.config(&format!(
+            "[pod]\ntermination_grace_period = \"2s\"\n\n{}",
+            entry("app", "main", &dies_of(n), "")
+        ));
+        let out = td.podinit().deadline(secs(10.0)).config(&cfg).run();
+        assert_eq!(out.code, Some(128 + n), "config, signal {n}\n{}", out.report());
+        assert!(out.elapsed < secs(5.0), "config, signal {n}: took {:?}", out.elapsed);
+    }
+}
+
+#[test]
+fn an_orphan_killed_by_a_real_time_signal_is_reaped_and_exec_probes_go_on() {
+    let td = TestDir::new();
+    // The subshell's child is orphaned at once and reparented to podinit;
+    // then it kills itself with SIGRTMIN+2 (36).
+    let main = r#"( sh -c 'echo "orphan $$" >> "@REC@"; sleep 0.3; kill -36 $$' & )
+echo "start app" >> "@REC@"
+trap 'exit 0' TERM
+while :; do sleep 0.05; done"#;
+    let probe = r#"liveness_probe = { exec = { command = ["sh", "-c", "echo probe >> @REC@"] }, period = "100ms", timeout = "500ms", failure_threshold = 1 }"#;
+    let cfg = td.config(&format!(
+        "[pod]\ntermination_grace_period = \"2s\"\n\n{}",
+        entry("app", "main", main, probe)
+    ));
+    let mut run = td.podinit().config(&cfg).spawn();
+    run.wait_for_record("start app", secs(5.0));
+    let orphan_line = || td.records().into_iter().find(|l| l.starts_with("orphan "));
+    run.wait_until("the orphan to start", secs(5.0), |_| orphan_line().is_some());
+    // The orphan dies 0.3 s after it started; let several probe attempts
+    // pass after that. Each of them must be reaped for the next to succeed.
+    let probes_then = count(&td.records(), "probe");
+    run.wait_until("10 more probe attempts", secs(10.0), |_| {
+        count(&td.records(), "probe") >= probes_then + 10
+    });
+    let podinit = run.podinit_pid();
+    let zombies: Vec<i32> =
+        descendants(podinit).into_iter().filter(|&p| proc_state(p).is_some_and(|(s, _)| s == 'Z')).collect();
+    assert!(zombies.is_empty(), "zombies left: {zombies:?}\n{}", run.report());
+    run.signal(SIGTERM);
+    let out = run.wait();
+    assert!(
+        !out.stderr.contains("liveness probe failed"),
+        "a probe attempt was not reaped\n{}",
+        out.report()
+    );
+    assert!(!out.stderr.contains("SIGKILL"), "{}", out.report());
+    out.assert_code(0);
+}
+
+#[test]
+fn a_real_time_stop_signal_by_name_or_number_reaches_the_process() {
+    for (given, number) in [("\"SIGRTMIN+1\"", 35), ("36", 36), ("\"SIGRTMAX\"", 64)] {
+        let td = TestDir::new();
+        let script = format!(
+            r#"trap 'echo "got {number}" >> "@REC@"; exit 0' {number}
+echo "start app" >> "@REC@"
+while :; do sleep 0.05; done"#
+        );
+        let cfg = td.config(&format!(
+            "[pod]\ntermination_grace_period = \"10s\"\n\n{}",
+            entry("app", "main", &script, &format!("stop_signal = {given}"))
+        ));
+        let mut run = td.podinit().config(&cfg).spawn();
+        run.wait_for_record("start app", secs(5.0));
+        let sent = Instant::now();
+        run.signal(SIGTERM);
+        let out = run.wait();
+        assert!(
+            out.records.contains(&format!("got {number}")),
+            "stop_signal {given} not delivered\n{}",
+            out.report()
+        );
+        out.assert_code(0);
+        assert!(sent.elapsed() < secs(5.0), "stop_signal {given}: waited for SIGKILL? {:?}", sent.elapsed());
+    }
+}
+
+#[test]
+fn zero_backoff_and_an_unstartable_main_under_always_still_answer_sigterm_and_log_little() {
+    let td = TestDir::new();
+    let cfg = td.config(
+        r#"[pod]
+restart_policy = "Always"
+termination_grace_period = "2s"
+backoff = { initial = "0s", max = "0s" }
+
+[[process]]
+name = "app"
+command = ["/nonexistent/program"]
+"#,
+    );
+    let mut run = td.podinit().deadline(secs(15.0)).config(&cfg).spawn();
+    run.wait_for_stderr_containing("cannot run", secs(5.0));
+    // Let the crash loop spin for a while: nothing is waited for here.
+    std::thread::sleep(Duration::from_secs(1));
+    let sent = Instant::now();
+    run.signal(SIGTERM);
+    let out = run.wait();
+    let answered = sent.elapsed();
+    assert!(answered < secs(2.0), "SIGTERM answered after {answered:?}\n{}", out.report());
+    out.assert_code(127);
+    let lines = out.stderr.lines().count();
+    assert!(lines < 200, "{lines} log lines for one crash loop\n{}", out.report());
+    assert!(out.stderr.contains("times in a row"), "{}", out.report());
+}
+
+/// A shell command that writes its own SigIgn and SigBlk lines to `file`.
+fn masks_to(file: &str) -> String {
+    format!("exec grep -E '^Sig(Ign|Blk)' /proc/self/status > {file}")
+}
+
+fn assert_clean(td: &TestDir, file: &str, who: &str) {
+    let text = std::fs::read_to_string(td.file(file)).unwrap_or_else(|e| panic!("{who}: no {file}: {e}"));
+    let want = "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n";
+    assert_eq!(text, want, "{who} did not start with default dispositions and an empty mask");
+}
+
+fn children_start_clean(bin: Option<&std::path::Path>, build: &str) {
+    let td = TestDir::new();
+    // No control run from here: whatever this test process inherited (a
+    // signal ignored by an earlier posix_spawn, say) podinit must not pass on.
+    let sh = |file: &str| format!(r#"["sh", "-c", "{}"]"#, masks_to(&td.file(file).display().to_string()));
+    let cfg = td.config(&format!(
+        r#"[pod]
+termination_grace_period = "2s"
+
+[[process]]
+name = "plain"
+role = "sidecar"
+command = {plain}
+post_start = {{ exec = {{ command = {hook} }} }}
+startup_probe = {{ exec = {{ command = {probe} }}, period = "50ms" }}
+
+[[process]]
+name = "nnp"
+role = "sidecar"
+no_new_privileges = true
+command = {nnp}
+
+[[process]]
+name = "app"
+command = ["sh", "-c", "sleep 0.3"]
+"#,
+        plain = format!(r#"["sh", "-c", "{}; sleep 30"]"#, masks_to(&td.file("entry").display().to_string()))
+            .replace("exec grep", "grep"),
+        hook = sh("hook"),
+        probe = sh("probe"),
+        nnp = sh("nnp"),
+    ));
+    let launch = |l: Launcher| match bin {
+        Some(b) => l.binary(b),
+        None => l,
+    };
+    let out = launch(td.podinit()).config(&cfg).run();
+    out.assert_code(0);
+    for (file, who) in [
+        ("entry", "an entry"),
+        ("hook", "a post_start hook"),
+        ("probe", "an exec probe"),
+        ("nnp", "an entry with no_new_privileges"),
+    ] {
+        assert_clean(&td, file, &format!("{build}: {who}"));
+    }
+    let plain_file = td.file("plain-init");
+    let out = launch(td.podinit()).args(["--", "sh", "-c", &masks_to(plain_file.to_str().unwrap())]).run();
+    out.assert_code(0);
+    assert_clean(&td, "plain-init", &format!("{build}: a plain init's command"));
+}
+
+#[test]
+fn every_child_starts_with_default_dispositions_and_an_empty_mask_glibc_build() {
+    children_start_clean(None, "the glibc build");
+}
+
+#[test]
+fn every_child_starts_with_default_dispositions_and_an_empty_mask_musl_build() {
+    if let Some(bin) = musl_binary("musl build: children start clean") {
+        children_start_clean(Some(&bin), "the musl build");
+    }
+}
+
+#[test]
+fn a_command_line_and_an_environment_that_are_not_utf8_reach_the_main_byte_for_byte() {
+    let td = TestDir::new();
+    let arg = std::ffi::OsStr::from_bytes(b"caf\xe9 \xff\xfe");
+    let value = std::ffi::OsStr::from_bytes(b"\xc3\x28 bytes");
+    let script = format!("printf '%s|%s' \"$1\" \"$PODINIT_TEST_BYTES\" > {}", td.file("got").display());
+    let out = td
+        .podinit()
+        .env("PODINIT_TEST_BYTES", value)
+        .args([std::ffi::OsStr::new("--"), "sh".as_ref(), "-c".as_ref(), script.as_ref(), "sh".as_ref(), arg])
+        .run();
+    out.assert_code(0);
+    let got = std::fs::read(td.file("got")).unwrap();
+    assert_eq!(got, b"caf\xe9 \xff\xfe|\xc3\x28 bytes", "{}", out.report());
+}
+
+#[test]
+fn signals_podinit_does_not_act_on_are_forwarded_to_the_main_and_sigterm_still_terminates() {
+    let td = TestDir::new();
+    // 30 SIGPWR, 37 SIGRTMIN+3, 14 SIGALRM, 10 SIGUSR1.
+    let script = r#"for s in 30 37 14 10; do trap "echo got $s >> @REC@" $s; done
+trap 'echo "stop app" >> "@REC@"; exit 0' TERM
+echo "start app" >> "@REC@"
+while :; do sleep 0.05; done"#;
+    let script = td.expand(script);
+    let mut run = td.podinit().args(["--", "sh", "-c", &script]).spawn();
+    run.wait_for_record("start app", secs(5.0));
+    for s in [30, 37, 14, 10] {
+        run.signal(s);
+        run.wait_for_record(&format!("got {s}"), secs(5.0));
+    }
+    run.signal(SIGTERM);
+    let out = run.wait();
+    assert!(out.records.contains(&"stop app".to_string()), "{}", out.report());
+    out.assert_code(0);
+}
+
+/// A pipe whose write end is full: any further write to it blocks.
+fn full_pipe() -> (OwnedFd, OwnedFd) {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let (read, write) = nix::unistd::pipe().expect("pipe");
+    fcntl(write.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).unwrap();
+    let chunk = [b'x'; 4096];
+    while nix::unistd::write(&write, &chunk).is_ok() {}
+    // Blocking again: podinit shares this open file and must see it block.
+    fcntl(write.as_raw_fd(), FcntlArg::F_SETFL(OFlag::empty())).unwrap();
+    (read, write)
+}
+
+#[test]
+fn a_stderr_nobody_reads_does_not_keep_the_pod_from_stopping_on_sigterm() {
+    let td = TestDir::new();
+    // A main that writes nothing to stderr itself (a shell would report its
+    // child's death there, and block on it like anyone else).
+    let main = td.expand(r#"echo "start app" >> "@REC@"; exec sleep 100"#);
+    let cfg = td.config(&format!(
+        "[pod]\ntermination_grace_period = \"2s\"\n\n{}{}",
+        entry("side", "sidecar", &sleeper_up("side"), &up_probe("side")),
+        entry("app", "main", &format!("echo to-stderr >&2\n{main}"), "")
+    ));
+    let plain = ["--".to_string(), "sh".into(), "-c".into(), main.clone()];
+    let with_config = ["--config".to_string(), cfg.display().to_string()];
+    for (what, args) in [("plain init", &plain[..]), ("a config", &with_config[..])] {
+        std::fs::write(td.rec(), "").unwrap();
+        let (read_end, write_end) = full_pipe();
+        let mut run = td.podinit().env("PODINIT_LOG", "debug").args(args).spawn_custom(|cmd| {
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::from(write_end));
+        });
+        run.wait_for_record_n("start app", 1, secs(5.0));
+        let sent = Instant::now();
+        run.signal(SIGTERM);
+        let exit = run.wait();
+        let took = sent.elapsed();
+        drop(read_end);
+        // 2 s of grace, then at most 2 s for output that cannot be written.
+        assert!(took < secs(6.0), "{what}: exit {:?} after {took:?}", exit.code);
+        assert_eq!(exit.code, Some(128 + SIGTERM), "{what}: {exit:?}");
+    }
+}
