@@ -18,9 +18,10 @@
 //! logs for every line written. They synchronise on those records and on log
 //! lines, never on a bare sleep.
 //!
-//! When no engine answers, the tests fail with a message saying so, unless
-//! `PODINIT_SKIP_DOCKER=1`: then each prints a loud SKIPPED line (straight to
-//! stderr, past the test harness's capture) and returns.
+//! Every test here is `#[ignore]`d, so a plain `cargo test` lists them as
+//! ignored in its summary; `cargo test -- --include-ignored` (what `.ci/run`
+//! runs) runs them, and then a missing engine fails them with a message that
+//! says so.
 
 // The harness waits for the docker commands it starts: it is not podinit, so
 // the one-waiter rule of clippy.toml (for src/) does not apply here.
@@ -37,7 +38,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-const SKIP_ENV: &str = "PODINIT_SKIP_DOCKER";
 /// Debian busybox-static's binary, copied into every test image.
 const BUSYBOX: &str = "/bin/busybox";
 const MUSL_TARGET: &str = "x86_64-unknown-linux-musl";
@@ -241,22 +241,14 @@ fn loud(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// A test's scope when the engine answers; `None` (after a loud SKIPPED line)
-/// when it does not and `PODINIT_SKIP_DOCKER=1`; otherwise the test fails.
-fn scope(test: &str) -> Option<Scope> {
+/// A test's scope; the test fails when no engine answers.
+fn scope(test: &str) -> Scope {
     match engine() {
-        Ok(_) => Some(Scope::new(test)),
-        Err(why) => {
-            if std::env::var(SKIP_ENV).as_deref() == Ok("1") {
-                loud(&format!("=== SKIPPED docker test {test} ({SKIP_ENV}=1): {why}"));
-                None
-            } else {
-                panic!(
-                    "Docker engine not available: the docker tests need one (`docker version` must reach the \
-                     server). Set {SKIP_ENV}=1 to skip them.\n{why}"
-                )
-            }
-        }
+        Ok(_) => Scope::new(test),
+        Err(why) => panic!(
+            "Docker engine not available: the docker tests need one (`docker version` must reach the \
+             server).\n{why}"
+        ),
     }
 }
 
@@ -654,8 +646,9 @@ fn without_starts(r: &[String]) -> Vec<String> {
 /// `docker run` exits with the main's status: 0, 3, and 137 for a main
 /// killed by SIGKILL; the sidecar is stopped after the main, quickly.
 #[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
 fn docker_run_passes_the_main_exit_status_through() {
-    let Some(mut s) = scope("docker_run_passes_the_main_exit_status_through") else { return };
+    let mut s = scope("docker_run_passes_the_main_exit_status_through");
     let mut cfg = String::from("[pod]\ntermination_grace_period = \"5s\"\n\n");
     cfg += &entry("helper", "sidecar", "trap 'exit 0' TERM\nwhile :; do sleep 0.1; done", "");
     cfg += &entry(
@@ -684,10 +677,9 @@ fn docker_run_passes_the_main_exit_status_through() {
 /// The same through `ENTRYPOINT ["/podinit", "--"]` and a CMD, podinit as a
 /// plain init (the usage of the top-level Dockerfile).
 #[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
 fn docker_run_with_podinit_as_plain_init_passes_the_exit_status_through() {
-    let Some(mut s) = scope("docker_run_with_podinit_as_plain_init_passes_the_exit_status_through") else {
-        return;
-    };
+    let mut s = scope("docker_run_with_podinit_as_plain_init_passes_the_exit_status_through");
     let image = s.image(&[], &["/podinit", "--"]);
     for (script, want) in
         [("echo plain; exit 0", 0), ("echo plain; exit 3", 3), ("echo plain; kill -KILL $$", 137)]
@@ -708,11 +700,9 @@ fn docker_run_with_podinit_as_plain_init_passes_the_exit_status_through() {
 /// docker's SIGKILL); and `docker logs` has every line every entry wrote,
 /// the ones written while stopping included, in order.
 #[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
 fn docker_stop_stops_the_main_then_sidecars_in_reverse_order_within_the_timeout() {
-    let Some(mut s) = scope("docker_stop_stops_the_main_then_sidecars_in_reverse_order_within_the_timeout")
-    else {
-        return;
-    };
+    let mut s = scope("docker_stop_stops_the_main_then_sidecars_in_reverse_order_within_the_timeout");
     // The default termination_grace_period (7 s) fits docker stop's 10 s.
     let mut cfg = String::new();
     cfg += &entry("s1", "sidecar", &stopper("s1"), "");
@@ -752,8 +742,9 @@ fn docker_stop_stops_the_main_then_sidecars_in_reverse_order_within_the_timeout(
 /// `docker kill -s HUP` reaches the main (podinit forwards it to the mains'
 /// process groups), not the sidecar, and does not stop the pod.
 #[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
 fn docker_kill_hup_reaches_the_main() {
-    let Some(mut s) = scope("docker_kill_hup_reaches_the_main") else { return };
+    let mut s = scope("docker_kill_hup_reaches_the_main");
     let hup = |n: &str| {
         format!(
             r#"trap 'echo "hup {n}" >> /rec/log; echo "{n} got HUP"' HUP
@@ -787,8 +778,9 @@ while :; do sleep 0.1; done"#
 /// writes to it unprefixed, and Ctrl-C (0x03 typed at the terminal) reaches it
 /// as SIGINT: it exits 42 from its INT trap, and so does `docker run`.
 #[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
 fn docker_run_it_gives_the_main_the_terminal_and_ctrl_c() {
-    let Some(mut s) = scope("docker_run_it_gives_the_main_the_terminal_and_ctrl_c") else { return };
+    let mut s = scope("docker_run_it_gives_the_main_the_terminal_and_ctrl_c");
     let main = r#"#!/bin/sh
 echo "tty: $(tty)"
 set -- $(cat /proc/$$/stat)
@@ -842,10 +834,9 @@ while :; do sleep 0.1; done
 /// PID 1) and is reaped once it ends; `docker stop` (docker-init forwards the
 /// SIGTERM) still stops the main first, then the sidecar, exit 0.
 #[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
 fn docker_run_init_podinit_not_pid1_still_reaps_and_stops_in_order() {
-    let Some(mut s) = scope("docker_run_init_podinit_not_pid1_still_reaps_and_stops_in_order") else {
-        return;
-    };
+    let mut s = scope("docker_run_init_podinit_not_pid1_still_reaps_and_stops_in_order");
     let app = r#"trap 'echo "stop app" >> /rec/log; sleep 0.2; echo "stopped app" >> /rec/log; exit 0' TERM
 echo "podinit-pid $PPID" >> /rec/log
 echo "pid1 $(tr '\0' ' ' < /proc/1/cmdline)" >> /rec/log
@@ -892,8 +883,9 @@ while :; do sleep 0.1; done"#;
 /// status` through `docker exec` answers: 1 while the sidecar is not ready,
 /// 0 once it is; `docker stop` then ends it with status 0.
 #[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
 fn docker_run_read_only_as_user_1000_with_podinit_status() {
-    let Some(mut s) = scope("docker_run_read_only_as_user_1000_with_podinit_status") else { return };
+    let mut s = scope("docker_run_read_only_as_user_1000_with_podinit_status");
     let mut cfg = String::from("[pod]\ntermination_grace_period = \"5s\"\n\n");
     cfg += &entry(
         "gate",
@@ -945,11 +937,9 @@ while :; do sleep 0.1; done"#,
 /// only after a passing health check, and the app's pod was stopped in order
 /// (web first, then the shipper).
 #[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
 fn compose_up_runs_the_job_once_the_app_is_healthy_and_exits_with_its_status() {
-    let Some(mut s) = scope("compose_up_runs_the_job_once_the_app_is_healthy_and_exits_with_its_status")
-    else {
-        return;
-    };
+    let mut s = scope("compose_up_runs_the_job_once_the_app_is_healthy_and_exits_with_its_status");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/docker");
     let dir = s.path().join("compose");
     fs::create_dir(&dir).unwrap();
@@ -1076,6 +1066,7 @@ fn parse_rfc3339(s: &str) -> i128 {
 }
 
 #[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
 fn parse_rfc3339_reads_docker_times() {
     assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), 0);
     assert_eq!(parse_rfc3339("1970-01-01T00:00:01.5Z"), 1_500_000_000);
