@@ -16,8 +16,8 @@ pub struct Cli {
     pub config: Option<PathBuf>,
 
     /// Format of podinit's own messages on stderr.
-    #[arg(long, env = "PODINIT_LOG_FORMAT", value_enum, default_value_t = crate::logging::LogFormat::Text)]
-    pub log_format: crate::logging::LogFormat,
+    #[arg(long, env = "PODINIT_LOG_FORMAT", value_enum, default_value_t = crate::output::log::LogFormat::Text)]
+    pub log_format: crate::output::log::LogFormat,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -30,7 +30,7 @@ pub struct Cli {
 
 /// What `--help` says about signals (docs/signals.md has the whole table).
 /// A unit test checks that it names every signal of
-/// [`crate::signals::NOT_FORWARDED`].
+/// [`crate::config::signal::NOT_FORWARDED`].
 pub const SIGNALS_HELP: &str = "\
 Signals: SIGTERM and SIGINT begin termination, SIGCHLD reaps. Every other
 signal podinit can catch (SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH,
@@ -73,8 +73,8 @@ pub enum Command {
 mod tests {
     #[test]
     fn help_names_every_signal_that_is_not_forwarded() {
-        for &(sig, _) in crate::signals::NOT_FORWARDED {
-            let name = crate::signals::name(sig);
+        for &(sig, _) in crate::config::signal::NOT_FORWARDED {
+            let name = crate::config::signal::name(sig);
             assert!(super::SIGNALS_HELP.contains(&name), "--help does not name {name}");
         }
     }

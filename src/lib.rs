@@ -1,34 +1,33 @@
 //! podinit: a small init process (PID 1) that gives one container the lifecycle
 //! Kubernetes gives a pod with native sidecar containers (KEP-753).
 //!
-//! The pieces, one job per file: `config` (TOML shapes), `spec` (validation),
-//! `lifecycle` (the pure state machine of SPEC §2), `supervisor` (the one event
-//! loop and all side effects), `reaper` (the only waiter), `spawn`, `probe`,
-//! `output`, `signals`, `logging`, `plan` (`podinit check`), `status`
-//! (the status socket and `podinit status`).
+//! The crate is layered; each layer uses only the ones above it in this list:
+//!
+//! 1. `config`: the TOML file into the validated model of the pod (`PodSpec`).
+//!    It reads files but starts nothing.
+//! 2. `lifecycle`: the pure state machine of the pod (events in, actions and
+//!    messages out, the time passed in). It imports nothing but `config`: no
+//!    I/O, no clock, no logging.
+//! 3. `output` (child output lanes, podinit's own log sink) and `probe`
+//!    (probe attempts and hooks: exec, tcp, http(s), grpc, sleep).
+//! 4. `runtime`: the event loop that carries out the lifecycle's actions, the
+//!    reaper (the one waiter for children), spawning, signal dispositions. The
+//!    only layer that controls processes; `probe`'s exec attempts start theirs
+//!    through it.
+//! 5. `status` (the status socket and `podinit status`), `cli`, and `main.rs`,
+//!    the only place that prints a fatal error and picks the exit status.
+//!
+//! A lifecycle rule lives in `lifecycle/mod.rs` and nowhere else; its unit
+//! tests are `lifecycle/tests.rs`, its invariants `lifecycle/proptests.rs`.
 
 // No unwrap/expect on a path input or the system can reach: as PID 1 a panic
-// kills the container (issue: hardening). Tests may.
+// kills the container. Tests may.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod backoff;
 pub mod cli;
 pub mod config;
-pub mod envfile;
-pub mod exit_status;
-pub mod grpc;
 pub mod lifecycle;
-pub mod locate;
-pub mod logging;
 pub mod output;
-pub mod plan;
 pub mod probe;
-pub mod reaper;
-pub mod signals;
-pub mod spawn;
-pub mod spec;
+pub mod runtime;
 pub mod status;
-pub mod supervisor;
-pub mod task;
-pub mod tls;
-pub mod users;

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use podinit::cli::{Cli, Command};
-use podinit::exit_status::USAGE;
-use podinit::spec::{self, LoadOptions};
+use podinit::config::LoadOptions;
+use podinit::lifecycle::exit_status::USAGE;
 
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
@@ -28,16 +28,16 @@ fn main() -> ExitCode {
     // and errors only, unless PODINIT_LOG says otherwise.
     let plain = cli.command.is_none() && cli.config.is_none() && !cli.argv.is_empty();
     let default_level = if plain { tracing::Level::WARN } else { tracing::Level::INFO };
-    podinit::logging::init(cli.log_format, default_level);
+    podinit::output::log::init(cli.log_format, default_level);
     let is_root = nix::unistd::geteuid().is_root();
     match cli.command {
         Some(Command::Check { config, argv }) => {
             let config = config.or(cli.config);
-            match spec::load(config.as_deref(), &LoadOptions { command: argv, is_root }) {
+            match podinit::config::load(config.as_deref(), &LoadOptions { command: argv, is_root }) {
                 Ok(spec) => {
                     let name =
                         config.map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
-                    print!("{name}: valid\n{}", podinit::plan::render(&spec));
+                    print!("{name}: valid\n{}", podinit::config::plan::render(&spec));
                     ExitCode::SUCCESS
                 }
                 Err(e) => config_error(&e),
@@ -53,7 +53,10 @@ fn main() -> ExitCode {
                 eprintln!("podinit: nothing to run: give --config FILE (or PODINIT_CONFIG), or a command after `--`\n\nUsage: podinit [--config FILE] [-- COMMAND [ARG...]]\n       podinit check --config FILE");
                 return ExitCode::from(USAGE as u8);
             }
-            let spec = match spec::load(cli.config.as_deref(), &LoadOptions { command: cli.argv, is_root }) {
+            let spec = match podinit::config::load(
+                cli.config.as_deref(),
+                &LoadOptions { command: cli.argv, is_root },
+            ) {
                 Ok(spec) => spec,
                 Err(e) => return config_error(&e),
             };
@@ -74,14 +77,14 @@ fn crate_status_socket(config: Option<&std::path::Path>) -> Option<std::path::Pa
     podinit::status::configured_path(from_config.as_deref())
 }
 
-fn config_error(e: &spec::ConfigError) -> ExitCode {
+fn config_error(e: &podinit::config::ConfigError) -> ExitCode {
     for issue in &e.0 {
         eprintln!("podinit: config error: {issue}");
     }
     ExitCode::from(USAGE as u8)
 }
 
-fn run(spec: spec::PodSpec) -> i32 {
+fn run(spec: podinit::config::PodSpec) -> i32 {
     if std::process::id() != 1 {
         // SPEC §3: not PID 1 (e.g. under `docker run --init`), orphans must still
         // come to podinit to be reaped.
@@ -89,9 +92,9 @@ fn run(spec: spec::PodSpec) -> i32 {
             tracing::warn!("cannot become child subreaper: {e}; orphans will not be reaped");
         }
     }
-    podinit::signals::reset_inherited();
+    podinit::runtime::signals::reset_inherited();
     if nix::unistd::isatty(0).unwrap_or(false) {
-        podinit::signals::ignore_terminal_stops();
+        podinit::runtime::signals::ignore_terminal_stops();
     }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -104,7 +107,7 @@ fn run(spec: spec::PodSpec) -> i32 {
     // SIGTERM is missed (their handlers need the runtime's reactor).
     let signals = {
         let _guard = runtime.enter();
-        let own = podinit::supervisor::OWN_SIGNALS.map(podinit::signals::Signal::number);
+        let own = podinit::runtime::supervisor::OWN_SIGNALS.map(podinit::config::Signal::number);
         let signals = match signal_hook_tokio::Signals::new(own) {
             Ok(s) => s,
             Err(e) => {
@@ -115,7 +118,7 @@ fn run(spec: spec::PodSpec) -> i32 {
         // A signal that cannot be caught here (an emulator may keep some
         // real-time ones for itself) is only not forwarded: no reason to stop.
         let handle = signals.handle();
-        for sig in podinit::signals::Signal::forwarded() {
+        for sig in podinit::config::Signal::forwarded() {
             if let Err(e) = handle.add_signal(sig.number()) {
                 tracing::warn!("{sig} cannot be caught ({e}); it will not be forwarded");
             }
@@ -127,12 +130,12 @@ fn run(spec: spec::PodSpec) -> i32 {
     // podinit's death would kill the container without a word) nor exit with
     // Rust's 101. The panic hook has already said what happened.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        local.block_on(&runtime, podinit::supervisor::run(spec, signals))
+        local.block_on(&runtime, podinit::runtime::supervisor::run(spec, signals))
     }));
     match outcome {
         Ok(status) => status,
         Err(_) => {
-            podinit::supervisor::kill_everything_left();
+            podinit::runtime::supervisor::kill_everything_left();
             podinit::output::flush_log(std::time::Instant::now() + std::time::Duration::from_millis(500));
             1
         }

@@ -101,7 +101,9 @@ fn bind_one(path: &Path) -> std::io::Result<UnixListener> {
 pub async fn serve_forever(listener: UnixListener, requests: mpsc::UnboundedSender<Request>) {
     let listener = std::rc::Rc::new(listener);
     loop {
-        match crate::task::CatchPanic::new(serve(std::rc::Rc::clone(&listener), requests.clone())).await {
+        match crate::runtime::task::CatchPanic::new(serve(std::rc::Rc::clone(&listener), requests.clone()))
+            .await
+        {
             Ok(()) => return,
             Err(panic) => {
                 tracing::error!("the status server panicked (a bug in podinit): {panic}; starting it again");
@@ -132,7 +134,7 @@ async fn serve(listener: std::rc::Rc<UnixListener>, requests: mpsc::UnboundedSen
         let requests = requests.clone();
         tokio::task::spawn_local(async move {
             let answered = tokio::time::timeout(DEADLINE, answer(stream, requests));
-            if let Err(panic) = crate::task::CatchPanic::new(answered).await {
+            if let Err(panic) = crate::runtime::task::CatchPanic::new(answered).await {
                 tracing::error!("a status request panicked (a bug in podinit): {panic}");
             }
         });
@@ -178,14 +180,6 @@ fn phase_name(p: Phase) -> &'static str {
     }
 }
 
-fn role_name(r: Role) -> &'static str {
-    match r {
-        Role::Init => "init",
-        Role::Sidecar => "sidecar",
-        Role::Main => "main",
-    }
-}
-
 /// Renders the report of a pod.
 pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool) -> Report {
     let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
@@ -209,7 +203,7 @@ pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool) -> Report {
         text.push_str(&format!(
             "{:width$}  {:7}  {:8}  {pid:>7}  {:>8}  {last:>9}  {is_ready}\n",
             e.name,
-            role_name(e.role),
+            e.role.as_str(),
             state_name(e),
             e.restarts
         ));
@@ -221,7 +215,7 @@ pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool) -> Report {
         json.push_str(&format!(
             "{{\"name\":{},\"role\":\"{}\",\"state\":\"{}\",\"pid\":{},\"restarts\":{},\"last_exit\":{},\"ready\":{}}}",
             String::from_utf8_lossy(&name),
-            role_name(e.role),
+            e.role.as_str(),
             state_name(e),
             e.pid.map_or_else(|| "null".to_owned(), |p| p.to_string()),
             e.restarts,

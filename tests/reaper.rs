@@ -8,9 +8,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use podinit::exit_status::Exit;
-use podinit::reaper::{Reaper, Waiter};
-use podinit::signals::Signal;
+use podinit::config::Signal;
+use podinit::lifecycle::exit_status::Exit;
+use podinit::runtime::reaper::{Reaper, Waiter};
 
 /// Drains until `rx` has the exit of its process (at most 5 s).
 fn exit_of(reaper: &Reaper, rx: &mut tokio::sync::oneshot::Receiver<Exit>) -> Exit {

@@ -18,11 +18,11 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use podinit::config::Role;
-use podinit::exit_status::Exit;
-use podinit::lifecycle::{Action, Event, Pod};
-use podinit::spec::{
+use podinit::config::{
     from_source, ConfigError, HookSpec, LoadOptions, PodSpec, ProbeAction, ProbeSpec, Source,
 };
+use podinit::lifecycle::exit_status::Exit;
+use podinit::lifecycle::{Action, Event, Pod};
 
 /// The file name every issue must carry.
 pub const FILE: &str = "fuzz.toml";
@@ -110,7 +110,7 @@ fn check_spec(spec: &PodSpec, is_root: bool) {
     let mut names = BTreeSet::new();
     for e in &spec.entries {
         let who = format!("entry {:?}", e.name);
-        assert!(podinit::spec::check_name(&e.name).is_ok(), "{who}: bad name accepted");
+        assert!(podinit::config::check_name(&e.name).is_ok(), "{who}: bad name accepted");
         assert!(names.insert(e.name.as_str()), "{who}: duplicate name accepted");
         check_argv(&who, &e.argv);
         if !is_root {
@@ -120,10 +120,7 @@ fn check_spec(spec: &PodSpec, is_root: bool) {
             assert!((-1000..=1000).contains(&o), "{who}: oom_score_adj {o} accepted");
         }
         let sig = e.stop_signal;
-        assert!(
-            podinit::signals::Signal::new(sig.number()) == Some(sig),
-            "{who}: stop_signal {sig} accepted"
-        );
+        assert!(podinit::config::Signal::new(sig.number()) == Some(sig), "{who}: stop_signal {sig} accepted");
         if e.role == Role::Init {
             let extras = [e.startup_probe.is_some(), e.readiness_probe.is_some(), e.liveness_probe.is_some()];
             assert!(!extras.contains(&true), "{who}: probe on an init entry accepted");
@@ -142,7 +139,7 @@ fn check_spec(spec: &PodSpec, is_root: bool) {
             check_hook(&who, h);
         }
     }
-    let plan = podinit::plan::render(spec);
+    let plan = podinit::config::plan::render(spec);
     for e in &spec.entries {
         assert!(plan.contains(&e.name), "plan does not name entry {:?}:\n{plan}", e.name);
     }
@@ -182,7 +179,7 @@ fn check_runs(spec: &PodSpec) {
         }
         actions = events.into_iter().flat_map(|ev| pod.handle(ev, now)).collect();
     }
-    let _ = pod.handle(Event::Terminate { signal: podinit::signals::Signal::TERM }, now);
+    let _ = pod.handle(Event::Terminate { signal: podinit::config::Signal::TERM }, now);
 }
 
 /// Offsets worth asking `locate` about: the ends, past the end, every byte of
@@ -210,7 +207,7 @@ fn offsets(text: &str) -> Vec<usize> {
 /// character boundary at or before the offset (clamped to the end).
 fn check_locate(text: &str) {
     for off in offsets(text) {
-        let place = podinit::locate::locate(text, off);
+        let place = podinit::config::locate::locate(text, off);
         let mut at = off.min(text.len());
         while !text.is_char_boundary(at) {
             at -= 1;

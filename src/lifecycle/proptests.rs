@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use super::*;
+use crate::config::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 use crate::config::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
-use crate::spec::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 
 #[derive(Debug, Clone)]
 struct EntryShape {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::config::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 use crate::config::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
-use crate::spec::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 
 const TERM: i32 = libc::SIGTERM;
 const KILL: i32 = libc::SIGKILL;

@@ -1,11 +1,11 @@
-//! Serde types that mirror the TOML file of SPEC §1, field for field, and nothing else.
+//! Serde types that mirror the TOML file, field for field, and nothing else.
 //!
 //! This module owns the *shape* of the file: unknown keys are refused here
 //! (`deny_unknown_fields` on every table, nested ones included), and values that
 //! cannot even be read (a duration without a unit, an unknown signal name, a role
 //! that does not exist) fail here with the span toml gives them. Every rule that
-//! relates one value to another lives in `spec.rs`; this file has no logic beyond
-//! reading scalars. Values that `spec.rs` must point at keep their `Spanned` wrapper
+//! relates one value to another lives in `validate.rs`; this file has no logic
+//! beyond reading scalars. Values that `validate.rs` must point at keep their `Spanned` wrapper
 //! so that its errors can name a line and column too.
 
 use std::collections::BTreeMap;
@@ -15,6 +15,9 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
+
+use super::model::{Completion, HoldUntil, LogMode, RestartPolicy, Role, Scheme};
+use super::signal::Signal;
 
 /// The whole file: an optional `[pod]` table and the `[[process]]` array.
 #[derive(Debug, Deserialize)]
@@ -128,58 +131,6 @@ pub struct RawGrpc {
     pub service: Option<String>,
 }
 
-/// `[pod] restart_policy`: applies to mains and init entries (sidecars always restart).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum RestartPolicy {
-    Never,
-    OnFailure,
-    Always,
-}
-
-/// `[pod] completion`: when the pod has completed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Completion {
-    /// Every main has ended for good.
-    All,
-    /// The first main has ended for good.
-    Any,
-}
-
-/// An entry's role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Init,
-    Sidecar,
-    Main,
-}
-
-/// How long the start sequence holds at a sidecar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HoldUntil {
-    Started,
-    Ready,
-}
-
-/// Output mode of an entry (SPEC §4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogMode {
-    Prefixed,
-    Raw,
-    Json,
-}
-
-/// `http_get.scheme`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scheme {
-    Http,
-    Https,
-}
-
 /// A command: an array is exec'd as it is, a string is run by `/bin/sh -c`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RawCommand {
@@ -257,7 +208,7 @@ impl<'de> Deserialize<'de> for RawDuration {
 /// A signal given by name (`"SIGTERM"`, `"TERM"`, `"SIGRTMIN+3"`, any case) or
 /// by number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawSignal(pub crate::signals::Signal);
+pub struct RawSignal(pub Signal);
 
 impl<'de> Deserialize<'de> for RawSignal {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -270,12 +221,12 @@ impl<'de> Deserialize<'de> for RawSignal {
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawSignal, E> {
                 i32::try_from(n)
                     .ok()
-                    .and_then(crate::signals::Signal::new)
+                    .and_then(Signal::new)
                     .map(RawSignal)
                     .ok_or_else(|| E::custom(format!("unknown signal number {n}")))
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<RawSignal, E> {
-                crate::signals::Signal::parse(s).map(RawSignal).ok_or_else(|| {
+                Signal::parse(s).map(RawSignal).ok_or_else(|| {
                     E::custom(format!(
                         "unknown signal name {s:?} (write e.g. \"SIGTERM\", \"SIGQUIT\", \"SIGRTMIN+3\")"
                     ))

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::spec::BackoffSpec;
+use crate::config::BackoffSpec;
 
 /// The backoff state of one entry.
 #[derive(Debug, Clone)]

@@ -3,8 +3,8 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use crate::config::{EntrySpec, HookKind, HookSpec, PodSpec, ProbeAction, ProbeKind, ProbeSpec};
 use crate::config::{HoldUntil, Role};
-use crate::spec::{EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 
 /// A command as a shell would read it back (arguments with blanks quoted).
 /// Bytes that are not UTF-8 show as U+FFFD.
@@ -26,13 +26,12 @@ fn dur(d: Duration) -> String {
     humantime::format_duration(d).to_string()
 }
 
-fn probe(kind: &str, p: &ProbeSpec) -> String {
+/// One probe's line; user strings (paths, hosts) exactly as written.
+fn probe(kind: ProbeKind, p: &ProbeSpec) -> String {
     let what = match &p.action {
         ProbeAction::Exec { argv } => format!("exec {}", shell_words(argv)),
         ProbeAction::TcpSocket { host, port } => format!("tcp {host}:{port}"),
-        ProbeAction::HttpGet(g) => {
-            format!("http_get {:?}://{}:{}{}", g.scheme, g.host, g.port, g.path).to_lowercase()
-        }
+        ProbeAction::HttpGet(g) => format!("http_get {}://{}:{}{}", g.scheme, g.host, g.port, g.path),
         ProbeAction::Grpc { host, port, service } => format!("grpc {host}:{port} {service:?}"),
     };
     let mut s = format!("{kind} probe: {what}, every {}, timeout {}", dur(p.period), dur(p.timeout));
@@ -46,7 +45,7 @@ fn probe(kind: &str, p: &ProbeSpec) -> String {
     s
 }
 
-fn hook(kind: &str, h: &HookSpec) -> String {
+fn hook(kind: HookKind, h: &HookSpec) -> String {
     match h {
         HookSpec::Exec { argv } => format!("{kind}: exec {}", shell_words(argv)),
         HookSpec::HttpGet(g) => format!("{kind}: http_get {}:{}{}", g.host, g.port, g.path),
@@ -62,19 +61,17 @@ fn details(e: &EntrySpec) -> Vec<String> {
             HoldUntil::Started => "holds the sequence until started".to_owned(),
         });
     }
-    for (k, p) in
-        [("startup", &e.startup_probe), ("readiness", &e.readiness_probe), ("liveness", &e.liveness_probe)]
-    {
-        if let Some(p) = p {
-            d.push(probe(k, p));
+    for &kind in ProbeKind::ALL {
+        if let Some(p) = e.probe(kind) {
+            d.push(probe(kind, p));
         }
     }
-    for (k, h) in [("post_start", &e.post_start), ("pre_stop", &e.pre_stop)] {
-        if let Some(h) = h {
-            d.push(hook(k, h));
+    for &kind in HookKind::ALL {
+        if let Some(h) = e.hook(kind) {
+            d.push(hook(kind, h));
         }
     }
-    if e.stop_signal != crate::signals::Signal::TERM {
+    if e.stop_signal != crate::config::Signal::TERM {
         d.push(format!("stop signal {}", e.stop_signal));
     }
     if let Some(u) = &e.user {
@@ -91,7 +88,7 @@ fn details(e: &EntrySpec) -> Vec<String> {
         d.push(format!("oom_score_adj {adj}"));
     }
     if e.log != crate::config::LogMode::Prefixed {
-        d.push(format!("log {:?}", e.log).to_lowercase());
+        d.push(format!("log {}", e.log));
     }
     if e.no_new_privileges {
         d.push("no_new_privileges".to_owned());
@@ -107,7 +104,7 @@ pub fn render(spec: &PodSpec) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "pod: restart_policy {:?}, completion {:?}, termination_grace_period {}, backoff {} doubling to {} (reset after {})",
+        "pod: restart_policy {}, completion {}, termination_grace_period {}, backoff {} doubling to {} (reset after {})",
         spec.restart_policy,
         spec.completion,
         dur(spec.termination_grace_period),
@@ -116,12 +113,10 @@ pub fn render(spec: &PodSpec) -> String {
         dur(spec.backoff.reset_after),
     )
     .map(|()| ());
-    let s = s.replace("completion All", "completion all").replace("completion Any", "completion any");
-    let mut s = s;
     let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
     let mut step = 0;
     let line = |s: &mut String, step: usize, e: &EntrySpec| {
-        let role = format!("{:?}", e.role).to_lowercase();
+        let role = e.role.as_str();
         let _ = writeln!(s, "{step:>3}. {:width$}  {role:<7}  {}", e.name, shell_words(&e.argv));
         for d in details(e) {
             let _ = writeln!(s, "     {:width$}           {d}", "");

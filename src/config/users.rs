@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::spec::UserSpec;
+use crate::config::UserSpec;
 
 /// Resolves a `user` value. A numeric uid missing from /etc/passwd gets its gid
 /// from the value (`uid:gid`) or else the same number as the uid (gid 0 is never
@@ -13,8 +13,8 @@ use crate::spec::UserSpec;
 /// # Errors
 /// A message naming the user or group that could not be found.
 pub fn resolve(value: &str, passwd: &Path, group: &Path) -> Result<UserSpec, String> {
-    let passwd = std::fs::read_to_string(passwd).unwrap_or_default();
-    let groups = std::fs::read_to_string(group).unwrap_or_default();
+    let passwd = super::validate::read_text(passwd).unwrap_or_default();
+    let groups = super::validate::read_text(group).unwrap_or_default();
     let (user, grp) = match value.split_once(':') {
         Some((u, g)) => (u, Some(g)),
         None => (value, None),

@@ -36,9 +36,9 @@ use std::process::{Child, Command};
 
 use tokio::sync::oneshot;
 
-use crate::exit_status::{Exit, WaitStatus};
+use crate::config::Signal;
+use crate::lifecycle::exit_status::{Exit, WaitStatus};
 use crate::lifecycle::{EntryId, Instance};
-use crate::signals::Signal;
 
 /// `pidfd_send_signal(2)` flag: signal the process group of the pidfd's
 /// process (Linux 6.9).

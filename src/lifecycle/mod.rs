@@ -27,11 +27,15 @@
 
 use std::time::{Duration, Instant};
 
-use crate::backoff::Backoff;
+pub mod backoff;
+pub mod exit_status;
+
+use self::backoff::Backoff;
+use self::exit_status::Exit;
+use crate::config::Signal;
 use crate::config::{Completion, HoldUntil, RestartPolicy, Role};
-use crate::exit_status::Exit;
-use crate::signals::Signal;
-use crate::spec::{PodSpec, MIN_STOP_GRACE};
+pub use crate::config::{HookKind, ProbeKind};
+use crate::config::{PodSpec, MIN_STOP_GRACE};
 
 /// Index of an entry in [`PodSpec::entries`].
 pub type EntryId = usize;
@@ -39,21 +43,6 @@ pub type EntryId = usize;
 /// Number of a process instance of one entry: 1 for the first spawn, +1 per
 /// restart. Events carry it so that news about a dead instance is ignored.
 pub type Instance = u64;
-
-/// The three probe kinds (kubernetes.io "Container probes").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ProbeKind {
-    Startup,
-    Readiness,
-    Liveness,
-}
-
-/// The two lifecycle hooks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HookKind {
-    PostStart,
-    PreStop,
-}
 
 /// A timer the machine asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -18,9 +18,9 @@ use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
-use crate::exit_status::{CANNOT_EXECUTE, NOT_FOUND};
-use crate::reaper::{Reaper, Waiter};
-use crate::spec::EntrySpec;
+use crate::config::EntrySpec;
+use crate::lifecycle::exit_status::{CANNOT_EXECUTE, NOT_FOUND};
+use crate::runtime::reaper::{Reaper, Waiter};
 
 /// Where a new process's stdio goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +95,7 @@ pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &[S], stdio: Stdio3) ->
                     }
                 }
             }
-            crate::signals::reset_for_child()?;
+            crate::runtime::signals::reset_for_child()?;
             if let Some(value) = &oom_score_adj {
                 // Before the uid changes: lowering it needs CAP_SYS_RESOURCE.
                 // A failure is left for the parent to notice and report.

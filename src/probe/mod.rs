@@ -15,6 +15,9 @@
 //! TLS for `scheme = "https"`, without verifying the certificate (`tls.rs`);
 //! grpc attempts are `grpc.rs`'s.
 
+pub mod grpc;
+pub mod tls;
+
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -23,9 +26,9 @@ use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
 use crate::config::Scheme;
-use crate::reaper::{Reaper, Waiter};
-use crate::spawn::{command, spawn, Stdio3};
-use crate::spec::{EntrySpec, HttpGet, ProbeAction};
+use crate::config::{EntrySpec, HttpGet, ProbeAction};
+use crate::runtime::reaper::{Reaper, Waiter};
+use crate::runtime::spawn::{command, spawn, Stdio3};
 
 /// Most bytes of an HTTP response head read before giving up on it.
 const MAX_HEAD: usize = 16 * 1024;
@@ -55,7 +58,7 @@ pub async fn attempt(
             tokio::time::timeout(timeout, http_get(get)).await.unwrap_or_else(|_| Err(late()))
         }
         ProbeAction::Grpc { host, port, service } => {
-            match tokio::time::timeout(timeout, crate::grpc::check(host, *port, service)).await {
+            match tokio::time::timeout(timeout, crate::probe::grpc::check(host, *port, service)).await {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(e)) => Err(format!("grpc {host}:{port} service {service:?}: {e}")),
                 Err(_) => Err(format!("grpc {host}:{port}: {}", late())),
@@ -72,7 +75,7 @@ struct KillOnDrop<'a>(&'a Reaper, Option<i32>);
 impl Drop for KillOnDrop<'_> {
     fn drop(&mut self) {
         if let Some(pid) = self.1 {
-            let _ = self.0.signal_group(pid, crate::signals::Signal::KILL);
+            let _ = self.0.signal_group(pid, crate::config::Signal::KILL);
         }
     }
 }
@@ -172,7 +175,7 @@ async fn request(get: &HttpGet, path: &str) -> std::io::Result<(u16, Option<Stri
     let tcp = TcpStream::connect((get.host.as_str(), get.port)).await?;
     match get.scheme {
         Scheme::Http => exchange(tcp, get, path).await,
-        Scheme::Https => exchange(crate::tls::connect(tcp, &get.host).await?, get, path).await,
+        Scheme::Https => exchange(crate::probe::tls::connect(tcp, &get.host).await?, get, path).await,
     }
 }
 

@@ -90,7 +90,7 @@ impl fmt::Display for Exit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Exit::Code(c) => write!(f, "status {c}"),
-            Exit::Signal(s) => write!(f, "signal {} (status {})", crate::signals::name(s), 128 + s),
+            Exit::Signal(s) => write!(f, "signal {} (status {})", crate::config::signal::name(s), 128 + s),
         }
     }
 }

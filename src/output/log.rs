@@ -1,4 +1,5 @@
-//! podinit's own messages: one line per event on stderr (SPEC §4), never stdout.
+//! podinit's own messages: one line per event on stderr, never stdout, through
+//! a bounded queue that never blocks the caller.
 //!
 //! `text` (default): `podinit | message`, with `warning: ` or `error: ` in front
 //! where it applies. `json` (`--log-format json`, `PODINIT_LOG_FORMAT`): one
@@ -10,6 +11,11 @@
 //! binary (STYLE.md).
 
 use std::fmt::{self, Write as _};
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -126,7 +132,7 @@ impl<S: Subscriber> Layer<S> for Writer {
         // Queued, never written here: a stderr nobody reads must not block
         // the caller (the event loop), and lines from podinit and its
         // children never mix.
-        crate::output::write_log_line(line.as_bytes());
+        write_log_line(line.as_bytes());
     }
 }
 
@@ -140,4 +146,94 @@ pub fn init(format: LogFormat, default: Level) {
     if level.is_none() {
         tracing::warn!("PODINIT_LOG={value:?} is not one of error, warn, info, debug; using {default}");
     }
+}
+
+/// How many of podinit's own lines may wait for a slow stderr.
+pub const LOG_QUEUE: usize = 1024;
+/// Longest of podinit's own lines (bytes, newline included); a longer one is
+/// cut. At most PIPE_BUF, so that one line is one atomic write to a pipe.
+pub const MAX_LOG_LINE: usize = 4096;
+
+/// Held around every write to descriptor 2 (the stderr lane's and the log
+/// thread's), so that their bytes never mix within a line.
+static STDERR: Mutex<()> = Mutex::new(());
+
+enum LogItem {
+    Line(Vec<u8>),
+    /// Answer once everything before it is written.
+    Flush(std_mpsc::Sender<()>),
+}
+
+/// The queue to the log thread; `None` until the first line.
+static LOG_SINK: Mutex<Option<std_mpsc::SyncSender<LogItem>>> = Mutex::new(None);
+/// Lines dropped because the queue was full, not yet reported.
+static LOG_DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Queues one of podinit's own lines (ending in a newline) for stderr.
+/// Never blocks: when [`LOG_QUEUE`] lines already wait, the line is dropped
+/// and counted, and a later line says how many were lost.
+pub fn write_log_line(line: &[u8]) {
+    let mut line = line.to_vec();
+    if line.len() > MAX_LOG_LINE {
+        let mut cut = MAX_LOG_LINE - 4;
+        // Cut at a character boundary (the text is UTF-8 in practice).
+        while cut > 0 && (line[cut] & 0xc0) == 0x80 {
+            cut -= 1;
+        }
+        line.truncate(cut);
+        line.extend_from_slice(
+            "…
+"
+            .as_bytes(),
+        );
+    }
+    let Ok(mut sink) = LOG_SINK.lock() else { return };
+    if sink.is_none() {
+        *sink = start_log_thread();
+    }
+    let sent = sink.as_ref().map(|tx| tx.try_send(LogItem::Line(line)));
+    if let Some(Err(std_mpsc::TrySendError::Full(_))) = sent {
+        LOG_DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Waits until every queued line is written, or `deadline` passes (a stderr
+/// that nobody reads must not keep podinit from exiting).
+pub fn flush_log(deadline: Instant) {
+    let (tx, rx) = std_mpsc::channel();
+    let queued =
+        LOG_SINK.lock().ok().and_then(|s| s.as_ref().map(|s| s.try_send(LogItem::Flush(tx.clone()))));
+    if let Some(Ok(())) = queued {
+        let _ = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+    }
+}
+
+fn start_log_thread() -> Option<std_mpsc::SyncSender<LogItem>> {
+    let (tx, rx) = std_mpsc::sync_channel::<LogItem>(LOG_QUEUE);
+    let spawned = std::thread::Builder::new().name("podinit-log".into()).spawn(move || {
+        for item in rx {
+            match item {
+                LogItem::Line(line) => {
+                    let dropped = LOG_DROPPED.swap(0, Ordering::Relaxed);
+                    let _held = STDERR.lock();
+                    if dropped > 0 {
+                        let note = format!(
+                            "podinit | warning: {dropped} of podinit's own log lines were dropped (stderr was not being read)\n"
+                        );
+                        super::write_all(2, note.as_bytes());
+                    }
+                    super::write_all(2, &line);
+                }
+                LogItem::Flush(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+    });
+    spawned.ok().map(|_| tx)
+}
+
+/// Takes the lock every writer of descriptor 2 holds around one write.
+pub(crate) fn lock_stderr() -> Option<MutexGuard<'static, ()>> {
+    STDERR.lock().ok()
 }

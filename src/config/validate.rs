@@ -1,6 +1,6 @@
-//! The validated pod: what podinit will run, built from `config.rs` types.
+//! Validation: the TOML shapes of `raw.rs` into the model of `model.rs`.
 //!
-//! Every rule of SPEC §1 that a TOML schema cannot say lives here: names are DNS
+//! Every rule that a TOML schema cannot say lives here (docs/configuration.md): names are DNS
 //! labels and unique, probes only on sidecars and mains (KEP-753 R2), a
 //! `success_threshold` of 1 on liveness and startup probes (as the Kubernetes API
 //! validation), non-empty commands, `user` only when podinit is root, exactly one
@@ -17,174 +17,10 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use crate::config::{
-    Completion, HoldUntil, LogMode, RawCommand, RawConfig, RawExec, RawHook, RawHttpGet, RawProbe,
-    RawProcess, RestartPolicy, Role, Scheme,
-};
-use crate::locate::locate;
-use crate::signals::Signal;
-
-/// Default `[pod] termination_grace_period`: 7 s, so that with the 2 s floor the
-/// whole shutdown ends inside the 10 s that `docker stop` and Compose allow.
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(7);
-
-/// Least time between a stop signal and SIGKILL (KEP-753 R35,
-/// `minimumGracePeriodInSeconds` in the kubelet).
-pub const MIN_STOP_GRACE: Duration = Duration::from_secs(2);
-
-/// The whole pod, validated.
-#[derive(Debug, Clone)]
-pub struct PodSpec {
-    pub restart_policy: RestartPolicy,
-    /// Budget of a whole termination, all phases together.
-    pub termination_grace_period: Duration,
-    pub completion: Completion,
-    pub backoff: BackoffSpec,
-    pub log: LogMode,
-    pub status_socket: Option<PathBuf>,
-    /// Every entry in file order (the CLI's command, if any, last).
-    pub entries: Vec<EntrySpec>,
-}
-
-/// `[pod] backoff`: first restart immediate, then `initial` doubling to `max`;
-/// the count starts over after an instance ran `reset_after`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BackoffSpec {
-    pub initial: Duration,
-    pub max: Duration,
-    pub reset_after: Duration,
-}
-
-impl Default for BackoffSpec {
-    fn default() -> Self {
-        BackoffSpec {
-            initial: Duration::from_secs(1),
-            max: Duration::from_secs(60),
-            reset_after: Duration::from_secs(600),
-        }
-    }
-}
-
-/// One process entry.
-#[derive(Debug, Clone)]
-pub struct EntrySpec {
-    pub name: String,
-    pub role: Role,
-    /// Program and arguments; a shell string has become `["/bin/sh", "-c", s]`.
-    /// Bytes: the command after `--` reaches the program as the kernel gave it.
-    pub argv: Vec<OsString>,
-    /// Added to podinit's own environment: `env_file` first, then `env`.
-    pub env: Vec<(String, String)>,
-    pub working_dir: Option<PathBuf>,
-    pub user: Option<UserSpec>,
-    pub hold_until: HoldUntil,
-    pub stop_signal: Signal,
-    pub log: LogMode,
-    pub startup_probe: Option<ProbeSpec>,
-    pub readiness_probe: Option<ProbeSpec>,
-    pub liveness_probe: Option<ProbeSpec>,
-    pub post_start: Option<HookSpec>,
-    pub pre_stop: Option<HookSpec>,
-    pub oom_score_adj: Option<i32>,
-    /// Set `PR_SET_NO_NEW_PRIVS` before exec: setuid binaries and file
-    /// capabilities grant nothing to the entry or its children.
-    pub no_new_privileges: bool,
-}
-
-impl EntrySpec {
-    /// An entry with every optional field at its SPEC §1 default: no probes or
-    /// hooks, SIGTERM, `hold_until = "ready"`, the environment of podinit.
-    pub fn new(name: &str, role: Role, argv: Vec<OsString>, log: LogMode) -> EntrySpec {
-        EntrySpec {
-            name: name.to_owned(),
-            role,
-            argv,
-            env: Vec::new(),
-            working_dir: None,
-            user: None,
-            hold_until: HoldUntil::Ready,
-            stop_signal: Signal::TERM,
-            log,
-            startup_probe: None,
-            readiness_probe: None,
-            liveness_probe: None,
-            post_start: None,
-            pre_stop: None,
-            oom_score_adj: None,
-            no_new_privileges: false,
-        }
-    }
-}
-
-/// Resolved `user`: uid, primary gid and supplementary groups.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserSpec {
-    pub uid: u32,
-    pub gid: u32,
-    pub groups: Vec<u32>,
-}
-
-/// A probe with Kubernetes' fields and defaults (kubernetes.io "Configure
-/// Liveness, Readiness and Startup Probes").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProbeSpec {
-    pub action: ProbeAction,
-    /// Time after the process started before the first probe. Default 0 s.
-    pub initial_delay: Duration,
-    /// Time between probes. Default 10 s.
-    pub period: Duration,
-    /// Time one attempt may take before it counts as a failure. Default 1 s.
-    pub timeout: Duration,
-    /// Consecutive successes to count as passing. Default 1.
-    pub success_threshold: u32,
-    /// Consecutive failures to count as failing. Default 3.
-    pub failure_threshold: u32,
-    /// Grace of the stop a liveness/startup failure causes; pod's when `None`.
-    pub termination_grace_period: Option<Duration>,
-}
-
-impl ProbeSpec {
-    /// A probe doing `action` with Kubernetes' defaults: no initial delay, every
-    /// 10 s, 1 s timeout, thresholds 1 and 3, the pod's grace.
-    pub fn new(action: ProbeAction) -> ProbeSpec {
-        ProbeSpec {
-            action,
-            initial_delay: Duration::ZERO,
-            period: Duration::from_secs(10),
-            timeout: Duration::from_secs(1),
-            success_threshold: 1,
-            failure_threshold: 3,
-            termination_grace_period: None,
-        }
-    }
-}
-
-/// What a probe does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProbeAction {
-    Exec { argv: Vec<String> },
-    TcpSocket { host: String, port: u16 },
-    HttpGet(HttpGet),
-    Grpc { host: String, port: u16, service: String },
-}
-
-/// An HTTP GET of a probe or hook. Success: status 200-399.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpGet {
-    pub host: String,
-    pub port: u16,
-    pub path: String,
-    pub scheme: Scheme,
-    pub headers: Vec<(String, String)>,
-}
-
-/// A lifecycle hook (`post_start`, `pre_stop`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HookSpec {
-    Exec { argv: Vec<String> },
-    HttpGet(HttpGet),
-    Sleep(Duration),
-}
+use super::locate::locate;
+use super::model::*;
+use super::raw::{RawCommand, RawConfig, RawExec, RawHook, RawHttpGet, RawProbe, RawProcess};
+use super::signal::Signal;
 
 /// Where the start plan came from, for messages.
 #[derive(Debug, Clone, Default)]
@@ -247,19 +83,41 @@ pub fn load(path: Option<&Path>, opts: &LoadOptions) -> Result<PodSpec, ConfigEr
 /// /dev/zero) is refused rather than read into memory.
 pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
-/// Reads a text file of at most [`MAX_CONFIG_BYTES`] (an `env_file`).
-fn read_limited(path: &Path) -> std::io::Result<String> {
+/// Why a file could not be read as text.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("larger than {} MiB", MAX_CONFIG_BYTES >> 20)]
+    TooLarge,
+    /// Not UTF-8; `line` and `col` (from 1) of the first bad byte.
+    #[error("not UTF-8 text")]
+    NotUtf8 { line: usize, col: usize },
+}
+
+/// Reads a UTF-8 text file of at most [`MAX_CONFIG_BYTES`]: the config, an
+/// `env_file`, /etc/passwd. A larger one, or an endless one such as
+/// /dev/zero, is refused after reading one byte past the limit.
+///
+/// # Errors
+/// [`ReadError`]: the file cannot be read, is too large, or is not UTF-8.
+pub fn read_text(path: &Path) -> Result<String, ReadError> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
     std::fs::File::open(path)?.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(std::io::Error::other(format!("larger than {} MiB", MAX_CONFIG_BYTES >> 20)));
+        return Err(ReadError::TooLarge);
     }
-    String::from_utf8(bytes).map_err(|_| std::io::Error::other("not UTF-8 text"))
+    String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&good[start..]).chars().count() + 1;
+        ReadError::NotUtf8 { line, col }
+    })
 }
 
 fn read_config(path: &Path) -> Result<String, ConfigError> {
-    use std::io::Read as _;
     let fail = |line: usize, col: usize, message: String| {
         ConfigError(vec![ConfigIssue {
             file: path.display().to_string(),
@@ -269,19 +127,12 @@ fn read_config(path: &Path) -> Result<String, ConfigError> {
             message,
         }])
     };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| fail(0, 0, format!("cannot read config file: {e}")))?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(fail(0, 0, format!("config file is larger than {} MiB", MAX_CONFIG_BYTES >> 20)));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
-        let start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let col = String::from_utf8_lossy(&good[start..]).chars().count() + 1;
-        fail(line, col, "the config file is not UTF-8 text (TOML must be)".into())
+    read_text(path).map_err(|e| match e {
+        ReadError::Io(e) => fail(0, 0, format!("cannot read config file: {e}")),
+        ReadError::TooLarge => fail(0, 0, format!("config file is {e}")),
+        ReadError::NotUtf8 { line, col } => {
+            fail(line, col, "the config file is not UTF-8 text (TOML must be)".into())
+        }
     })
 }
 
@@ -474,8 +325,8 @@ impl Validator<'_> {
                 Some(dir) if Path::new(f.get_ref()).is_relative() => dir.join(f.get_ref()),
                 _ => PathBuf::from(f.get_ref()),
             };
-            match read_limited(&path) {
-                Ok(text) => match crate::envfile::parse(&text) {
+            match read_text(&path) {
+                Ok(text) => match crate::config::envfile::parse(&text) {
                     Ok(pairs) => env.extend(pairs),
                     Err(e) => self.at(at, format!("env_file {:?}: {e}", f.get_ref())),
                 },
@@ -499,7 +350,11 @@ impl Validator<'_> {
                 self.at(at, "`user` needs podinit to run as root (it is not)".into());
                 return None;
             }
-            match crate::users::resolve(u.get_ref(), Path::new("/etc/passwd"), Path::new("/etc/group")) {
+            match crate::config::users::resolve(
+                u.get_ref(),
+                Path::new("/etc/passwd"),
+                Path::new("/etc/group"),
+            ) {
                 Ok(user) => Some(user),
                 Err(e) => {
                     self.at(at, format!("user {:?}: {e}", u.get_ref()));
@@ -600,15 +455,15 @@ impl Validator<'_> {
                 self.at(at, format!("success_threshold must be 1 on liveness and startup probes (found {n}), as in Kubernetes"));
             }
         }
-        let mut nonzero =
-            |d: Option<Spanned<crate::config::RawDuration>>, default: Duration, key: &str| match d {
-                Some(d) if d.get_ref().0.is_zero() => {
-                    self.at(d.span().start, format!("{key} must be more than 0"));
-                    default
-                }
-                Some(d) => d.into_inner().0,
-                None => default,
-            };
+        let mut nonzero = |d: Option<Spanned<super::raw::RawDuration>>, default: Duration, key: &str| match d
+        {
+            Some(d) if d.get_ref().0.is_zero() => {
+                self.at(d.span().start, format!("{key} must be more than 0"));
+                default
+            }
+            Some(d) => d.into_inner().0,
+            None => default,
+        };
         let period = nonzero(p.period, defaults.period, "period");
         let timeout = nonzero(p.timeout, defaults.timeout, "timeout");
         let termination_grace_period = match p.termination_grace_period {

@@ -29,13 +29,13 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::config::LogMode;
+use crate::config::Signal;
+use crate::config::{HookSpec, PodSpec};
 use crate::lifecycle::{Action, EntryId, Event, HookKind, Instance, Pod, ProbeKind, Timer};
 use crate::output::{Framing, Output, Stream};
-use crate::reaper::{Reaper, Waiter};
-use crate::signals::Signal;
-use crate::spawn::{command, spawn, Stdio3};
-use crate::spec::{HookSpec, PodSpec};
-use crate::task::CatchPanic;
+use crate::runtime::reaper::{Reaper, Waiter};
+use crate::runtime::spawn::{command, spawn, Stdio3};
+use crate::runtime::task::CatchPanic;
 
 /// Signals podinit acts on itself: SIGCHLD (reap), SIGTERM and SIGINT
 /// (terminate). It also catches every signal it forwards to the mains
@@ -292,12 +292,7 @@ impl Supervisor {
 
     fn start_probe(&mut self, entry: EntryId, instance: Instance, kind: ProbeKind, not_before: Instant) {
         let spec = self.pod.spec().entries[entry].clone();
-        let probe = match kind {
-            ProbeKind::Startup => spec.startup_probe.clone(),
-            ProbeKind::Readiness => spec.readiness_probe.clone(),
-            ProbeKind::Liveness => spec.liveness_probe.clone(),
-        };
-        let Some(probe) = probe else { return };
+        let Some(probe) = spec.probe(kind).cloned() else { return };
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
         let task = tokio::task::spawn_local(async move {
@@ -308,7 +303,7 @@ impl Supervisor {
                 let attempt = crate::probe::attempt(&reaper, &spec, &probe.action, probe.timeout);
                 let result = CatchPanic::new(attempt).await.unwrap_or_else(|panic| {
                     tracing::error!(
-                        "{} {kind:?} probe attempt panicked (a bug in podinit): {panic}",
+                        "{} {kind} probe attempt panicked (a bug in podinit): {panic}",
                         spec.name
                     );
                     Err(format!("the attempt panicked: {panic}"))
@@ -324,8 +319,7 @@ impl Supervisor {
                             _ => tracing::info!(
                                 event = "probe_failing",
                                 process = name.as_str(),
-                                "{name} {} probe failing: {why}",
-                                if kind == ProbeKind::Liveness { "liveness" } else { "readiness" }
+                                "{name} {kind} probe failing: {why}"
                             ),
                         }
                     }
@@ -344,15 +338,11 @@ impl Supervisor {
 
     fn run_hook(&mut self, entry: EntryId, instance: Instance, hook: HookKind) {
         let spec = self.pod.spec().entries[entry].clone();
-        let handler = match hook {
-            HookKind::PostStart => spec.post_start.clone(),
-            HookKind::PreStop => spec.pre_stop.clone(),
-        };
-        let Some(handler) = handler else { return };
+        let Some(handler) = spec.hook(hook).cloned() else { return };
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
         let task = tokio::task::spawn_local(async move {
-            let which = if hook == HookKind::PostStart { "post_start" } else { "pre_stop" };
+            let which = hook.as_str();
             let run = async {
                 match &handler {
                     HookSpec::Exec { argv } => crate::probe::exec(&reaper, &spec, argv, None).await,

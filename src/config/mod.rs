@@ -1,0 +1,27 @@
+//! The configuration layer: the TOML file into the validated model of the pod.
+//! It reads files (the config, `env_file`, /etc/passwd) but starts nothing.
+//!
+//! - `raw`: serde shapes that mirror the file, field for field;
+//! - `validate`: every rule between values, into the model, each error with
+//!   file:line:col and key (`locate`), all at once;
+//! - `model`: the validated types every other layer reads, with the one list of
+//!   names of each enum; `signal`: the signal type of `stop_signal`;
+//! - `envfile`, `users`: `env_file` and `user` lookups;
+//! - `plan`: the start plan that `podinit check` prints.
+//!
+//! docs/configuration.md documents every key.
+
+pub mod envfile;
+pub mod locate;
+mod model;
+pub mod plan;
+pub mod raw;
+pub mod signal;
+pub mod users;
+pub mod validate;
+
+pub use model::*;
+pub use signal::Signal;
+pub use validate::{
+    check_name, from_source, load, protect_sidecars_from_oom, ConfigError, ConfigIssue, LoadOptions, Source,
+};

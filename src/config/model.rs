@@ -1,0 +1,313 @@
+//! The validated pod: what podinit will run. Every other layer reads the
+//! configuration through these types only; `validate.rs` builds them from the
+//! TOML shapes of `raw.rs` and is the only place that can.
+//!
+//! Each config enum has one list of names ([`named_enum!`]): `podinit check`,
+//! `podinit status`, the logs and the TOML reader all use its `as_str()`.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::signal::Signal;
+
+/// Defines a field-less enum whose values have one name each, written once:
+/// `as_str()` gives it, `ALL` lists the values, `Display` prints it, and the
+/// TOML reader accepts exactly these names (serde's own "unknown variant"
+/// error otherwise).
+macro_rules! named_enum {
+    ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal,)+ }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($(#[$vm])* $variant,)+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+            const NAMES: &'static [&'static str] = &[$($text,)+];
+
+            /// The name, as the config file writes it.
+            pub const fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text,)+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl serde::de::Visitor<'_> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        write!(f, "one of {:?}", $name::NAMES)
+                    }
+                    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<$name, E> {
+                        $name::ALL
+                            .iter()
+                            .copied()
+                            .find(|v| v.as_str() == s)
+                            .ok_or_else(|| E::unknown_variant(s, $name::NAMES))
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// `[pod] restart_policy`: applies to mains and init entries (sidecars
+    /// always restart), as a Pod's `restartPolicy` (kubernetes.io "Pod
+    /// Lifecycle", container restart policy).
+    pub enum RestartPolicy {
+        Never = "Never",
+        OnFailure = "OnFailure",
+        Always = "Always",
+    }
+}
+
+named_enum! {
+    /// `[pod] completion`: when the pod has completed.
+    pub enum Completion {
+        /// Every main has ended for good.
+        All = "all",
+        /// The first main has ended for good.
+        Any = "any",
+    }
+}
+
+named_enum! {
+    /// An entry's role.
+    pub enum Role {
+        Init = "init",
+        Sidecar = "sidecar",
+        Main = "main",
+    }
+}
+
+named_enum! {
+    /// How long the start sequence holds at a sidecar.
+    pub enum HoldUntil {
+        Started = "started",
+        Ready = "ready",
+    }
+}
+
+named_enum! {
+    /// Output mode of an entry (docs/configuration.md, "Output").
+    pub enum LogMode {
+        Prefixed = "prefixed",
+        Raw = "raw",
+        Json = "json",
+    }
+}
+
+named_enum! {
+    /// `http_get.scheme`.
+    pub enum Scheme {
+        Http = "http",
+        Https = "https",
+    }
+}
+
+named_enum! {
+    /// The three probe kinds (kubernetes.io "Container probes").
+    pub enum ProbeKind {
+        Startup = "startup",
+        Readiness = "readiness",
+        Liveness = "liveness",
+    }
+}
+
+named_enum! {
+    /// The two lifecycle hooks (kubernetes.io "Container Lifecycle Hooks").
+    pub enum HookKind {
+        PostStart = "post_start",
+        PreStop = "pre_stop",
+    }
+}
+
+/// Default `[pod] termination_grace_period`: 7 s, so that with the 2 s floor the
+/// whole shutdown ends inside the 10 s that `docker stop` and Compose allow.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(7);
+
+/// Least time between a stop signal and SIGKILL (KEP-753 R35,
+/// `minimumGracePeriodInSeconds` in the kubelet).
+pub const MIN_STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// The whole pod, validated.
+#[derive(Debug, Clone)]
+pub struct PodSpec {
+    pub restart_policy: RestartPolicy,
+    /// Budget of a whole termination, all phases together.
+    pub termination_grace_period: Duration,
+    pub completion: Completion,
+    pub backoff: BackoffSpec,
+    pub log: LogMode,
+    pub status_socket: Option<PathBuf>,
+    /// Every entry in file order (the CLI's command, if any, last).
+    pub entries: Vec<EntrySpec>,
+}
+
+/// `[pod] backoff`: first restart immediate, then `initial` doubling to `max`;
+/// the count starts over after an instance ran `reset_after`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackoffSpec {
+    pub initial: Duration,
+    pub max: Duration,
+    pub reset_after: Duration,
+}
+
+impl Default for BackoffSpec {
+    fn default() -> Self {
+        BackoffSpec {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+            reset_after: Duration::from_secs(600),
+        }
+    }
+}
+
+/// One process entry.
+#[derive(Debug, Clone)]
+pub struct EntrySpec {
+    pub name: String,
+    pub role: Role,
+    /// Program and arguments; a shell string has become `["/bin/sh", "-c", s]`.
+    /// Bytes: the command after `--` reaches the program as the kernel gave it.
+    pub argv: Vec<OsString>,
+    /// Added to podinit's own environment: `env_file` first, then `env`.
+    pub env: Vec<(String, String)>,
+    pub working_dir: Option<PathBuf>,
+    pub user: Option<UserSpec>,
+    pub hold_until: HoldUntil,
+    pub stop_signal: Signal,
+    pub log: LogMode,
+    pub startup_probe: Option<ProbeSpec>,
+    pub readiness_probe: Option<ProbeSpec>,
+    pub liveness_probe: Option<ProbeSpec>,
+    pub post_start: Option<HookSpec>,
+    pub pre_stop: Option<HookSpec>,
+    pub oom_score_adj: Option<i32>,
+    /// Set `PR_SET_NO_NEW_PRIVS` before exec: setuid binaries and file
+    /// capabilities grant nothing to the entry or its children.
+    pub no_new_privileges: bool,
+}
+
+impl EntrySpec {
+    /// The entry's probe of this kind, if it has one.
+    pub fn probe(&self, kind: ProbeKind) -> Option<&ProbeSpec> {
+        match kind {
+            ProbeKind::Startup => self.startup_probe.as_ref(),
+            ProbeKind::Readiness => self.readiness_probe.as_ref(),
+            ProbeKind::Liveness => self.liveness_probe.as_ref(),
+        }
+    }
+
+    /// The entry's hook of this kind, if it has one.
+    pub fn hook(&self, kind: HookKind) -> Option<&HookSpec> {
+        match kind {
+            HookKind::PostStart => self.post_start.as_ref(),
+            HookKind::PreStop => self.pre_stop.as_ref(),
+        }
+    }
+
+    /// An entry with every optional field at its SPEC §1 default: no probes or
+    /// hooks, SIGTERM, `hold_until = "ready"`, the environment of podinit.
+    pub fn new(name: &str, role: Role, argv: Vec<OsString>, log: LogMode) -> EntrySpec {
+        EntrySpec {
+            name: name.to_owned(),
+            role,
+            argv,
+            env: Vec::new(),
+            working_dir: None,
+            user: None,
+            hold_until: HoldUntil::Ready,
+            stop_signal: Signal::TERM,
+            log,
+            startup_probe: None,
+            readiness_probe: None,
+            liveness_probe: None,
+            post_start: None,
+            pre_stop: None,
+            oom_score_adj: None,
+            no_new_privileges: false,
+        }
+    }
+}
+
+/// Resolved `user`: uid, primary gid and supplementary groups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserSpec {
+    pub uid: u32,
+    pub gid: u32,
+    pub groups: Vec<u32>,
+}
+
+/// A probe with Kubernetes' fields and defaults (kubernetes.io "Configure
+/// Liveness, Readiness and Startup Probes").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeSpec {
+    pub action: ProbeAction,
+    /// Time after the process started before the first probe. Default 0 s.
+    pub initial_delay: Duration,
+    /// Time between probes. Default 10 s.
+    pub period: Duration,
+    /// Time one attempt may take before it counts as a failure. Default 1 s.
+    pub timeout: Duration,
+    /// Consecutive successes to count as passing. Default 1.
+    pub success_threshold: u32,
+    /// Consecutive failures to count as failing. Default 3.
+    pub failure_threshold: u32,
+    /// Grace of the stop a liveness/startup failure causes; pod's when `None`.
+    pub termination_grace_period: Option<Duration>,
+}
+
+impl ProbeSpec {
+    /// A probe doing `action` with Kubernetes' defaults: no initial delay, every
+    /// 10 s, 1 s timeout, thresholds 1 and 3, the pod's grace.
+    pub fn new(action: ProbeAction) -> ProbeSpec {
+        ProbeSpec {
+            action,
+            initial_delay: Duration::ZERO,
+            period: Duration::from_secs(10),
+            timeout: Duration::from_secs(1),
+            success_threshold: 1,
+            failure_threshold: 3,
+            termination_grace_period: None,
+        }
+    }
+}
+
+/// What a probe does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeAction {
+    Exec { argv: Vec<String> },
+    TcpSocket { host: String, port: u16 },
+    HttpGet(HttpGet),
+    Grpc { host: String, port: u16, service: String },
+}
+
+/// An HTTP GET of a probe or hook. Success: status 200-399.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpGet {
+    pub host: String,
+    pub port: u16,
+    pub path: String,
+    pub scheme: Scheme,
+    pub headers: Vec<(String, String)>,
+}
+
+/// A lifecycle hook (`post_start`, `pre_stop`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookSpec {
+    Exec { argv: Vec<String> },
+    HttpGet(HttpGet),
+    Sleep(Duration),
+}

@@ -1,0 +1,178 @@
+//! Framing of child output: `NAME | ` before each line (prefixed mode), or one
+//! JSON object per line (json mode). Pure: bytes in, bytes out.
+//!
+//! Memory is bounded: a line longer than [`MAX_LINE`] is emitted in pieces,
+//! each framed, and an unfinished line is carried to the next read.
+
+/// Longest line written whole (bytes, without prefix); longer ones are split.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// How a pump frames each line.
+#[derive(Debug, Clone)]
+pub enum Framing {
+    /// `NAME | line`.
+    Prefixed(Vec<u8>),
+    /// One JSON object per line: `time` (RFC 3339), `process`, `stream`, `line`.
+    Json { process: String, stream: &'static str },
+}
+
+/// Appends one JSON object for `line` (without its newline) to `out`; bytes
+/// that are not UTF-8 are replaced (U+FFFD).
+pub fn json_line(process: &str, stream: &str, line: &[u8], out: &mut Vec<u8>) {
+    let head = json_head(process, stream);
+    json_body(&head, line, out);
+}
+
+/// `{"time":"…","process":"…","stream":"…","line":` for lines read now.
+fn json_head(process: &str, stream: &str) -> Vec<u8> {
+    let time = humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string();
+    let mut head = Vec::with_capacity(64 + process.len());
+    head.extend_from_slice(b"{\"time\":\"");
+    head.extend_from_slice(time.as_bytes());
+    head.extend_from_slice(b"\",\"process\":");
+    json_string(process, &mut head);
+    head.extend_from_slice(b",\"stream\":");
+    json_string(stream, &mut head);
+    head.extend_from_slice(b",\"line\":");
+    head
+}
+
+fn json_body(head: &[u8], line: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(head);
+    match std::str::from_utf8(line) {
+        Ok(text) => json_string(text, out),
+        Err(_) => json_string(&String::from_utf8_lossy(line), out),
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// Appends `s` as a JSON string literal (quoted, escaped) to `out`. Runs of
+/// bytes that need no escape are copied whole.
+pub fn json_string(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run..i]);
+        if escaped.is_empty() {
+            out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+        } else {
+            out.extend_from_slice(escaped);
+        }
+        run = i + 1;
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+/// Splits `data` into lines framed by `framing`, appended to `out`, carrying an
+/// unfinished line in `carry` (never longer than [`MAX_LINE`]).
+pub fn frame(framing: &Framing, carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<u8>) {
+    match framing {
+        Framing::Prefixed(prefix) => frame_lines(prefix, carry, data, out),
+        Framing::Json { process, stream } => {
+            // One time stamp for every line of one read: they arrived together.
+            let head = json_head(process, stream);
+            out.reserve(data.len() + (data.len() / 32 + 1) * (head.len() + 4));
+            each_line(carry, data, |line| json_body(&head, line, out));
+        }
+    }
+}
+
+/// Calls `emit` with every complete line (without its newline) of what was
+/// carried plus `data`, and with pieces of [`MAX_LINE`] bytes of a line that
+/// grows longer; keeps the rest in `carry`.
+fn each_line(carry: &mut Vec<u8>, mut data: &[u8], mut emit: impl FnMut(&[u8])) {
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', data) {
+        let line = &data[start..end];
+        if carry.is_empty() {
+            emit(line);
+        } else {
+            carry.extend_from_slice(line);
+            emit(carry);
+            carry.clear();
+        }
+        start = end + 1;
+    }
+    data = &data[start..];
+    while carry.len() + data.len() >= MAX_LINE {
+        let take = MAX_LINE - carry.len();
+        carry.extend_from_slice(&data[..take]);
+        emit(carry);
+        carry.clear();
+        data = &data[take..];
+    }
+    carry.extend_from_slice(data);
+}
+
+/// Splits `data` into prefixed lines appended to `out`, carrying an unfinished
+/// line in `carry` (never longer than [`MAX_LINE`]).
+pub fn frame_lines(prefix: &[u8], carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<u8>) {
+    let lines = memchr::memchr_iter(b'\n', data).count() + data.len() / MAX_LINE + 1;
+    out.reserve(carry.len() + data.len() + lines * (prefix.len() + 1));
+    each_line(carry, data, |line| {
+        out.extend_from_slice(prefix);
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_prefixed_and_partial_lines_carried() {
+        let mut carry = Vec::new();
+        let mut out = Vec::new();
+        frame_lines(b"a | ", &mut carry, b"one\ntw", &mut out);
+        assert_eq!(out, b"a | one\n");
+        assert_eq!(carry, b"tw");
+        out.clear();
+        frame_lines(b"a | ", &mut carry, b"o\n\nthree", &mut out);
+        assert_eq!(out, b"a | two\na | \n");
+        assert_eq!(carry, b"three");
+    }
+
+    #[test]
+    fn long_lines_are_split_and_memory_bounded() {
+        let mut carry = Vec::new();
+        let mut out = Vec::new();
+        let big = vec![b'x'; MAX_LINE * 2 + 10];
+        frame_lines(b"p | ", &mut carry, &big, &mut out);
+        assert_eq!(out.len(), 2 * (4 + MAX_LINE + 1));
+        assert_eq!(carry.len(), 10);
+        assert!(carry.len() < MAX_LINE);
+    }
+
+    #[test]
+    fn json_lines_escape_and_replace_invalid_utf8() {
+        let framing = Framing::Json { process: "app".into(), stream: "stderr" };
+        let mut carry = Vec::new();
+        let mut out = Vec::new();
+        frame(&framing, &mut carry, b"say \"hi\"\t\\\x01\xff\nrest", &mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("{\"time\":\"20"), "{text}");
+        assert!(text.ends_with(",\"process\":\"app\",\"stream\":\"stderr\",\"line\":\"say \\\"hi\\\"\\t\\\\\\u0001\u{fffd}\"}\n"), "{text}");
+        assert_eq!(carry, b"rest");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_pass_through() {
+        let mut carry = Vec::new();
+        let mut out = Vec::new();
+        frame_lines(b"p | ", &mut carry, b"\xff\xfe\x00ok\n", &mut out);
+        assert_eq!(out, b"p | \xff\xfe\x00ok\n");
+    }
+}

@@ -1,0 +1,236 @@
+//! Copies each entry's stdout and stderr to podinit's own (SPEC §4).
+//!
+//! podinit's descriptors 1 and 2 each have a lane: a thread running a small
+//! current-thread runtime of its own, with one pump task per child pipe. A pump
+//! reads what the child wrote, frames it (`NAME | ` before each line, or one
+//! JSON object per line) and writes it to the lane's descriptor, all in that one
+//! thread, so a chunk of output costs no hand-off between threads. Writes block:
+//! when podinit's stdout is slow, its lane waits, its pumps stop reading and the
+//! children block on their full pipes (back-pressure) instead of podinit
+//! buffering without limit, while the supervisor's event loop, which never
+//! touches output, keeps supervising, and the other lane goes on. A write error
+//! (EPIPE when stdout is closed) drops the data; it never stops podinit.
+//!
+//! podinit's own messages go through [`write_log_line`]: a bounded queue to a
+//! thread of their own (started with the first message), so that the event
+//! loop never blocks on a stderr nobody reads and never buffers without limit.
+//! When the queue is full a line is dropped and counted, and the next line
+//! written says how many were lost. That thread and the stderr lane take one
+//! lock around each write to descriptor 2, so a log line never lands inside a
+//! child's line when a large write to a full pipe goes out in pieces.
+//!
+//! Memory is bounded: a read is at most [`READ_SIZE`] bytes, and a line longer
+//! than [`MAX_LINE`] is written in pieces, each framed. Nothing is lost: a pump
+//! runs to end of file, a last line without newline gets one, and podinit waits
+//! for the lanes (up to a deadline) before it exits.
+
+pub mod framing;
+pub mod log;
+
+pub use framing::{frame, frame_lines, json_line, json_string, Framing, MAX_LINE};
+pub use log::{flush_log, write_log_line};
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::sync::mpsc as std_mpsc;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::sync::mpsc;
+
+/// Bytes read from a child pipe at once.
+pub const READ_SIZE: usize = 64 * 1024;
+
+/// Which of podinit's descriptors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// What a lane is asked to do.
+#[derive(Debug)]
+enum Command {
+    /// Copy this child pipe to the lane's descriptor until end of file.
+    Pump(OwnedFd, Framing),
+    /// Let every pump reach end of file (until the deadline), then stop.
+    Close(Instant),
+}
+
+/// The two lanes, each started when its first pump is (a pod whose entries
+/// all write `raw` starts no thread at all).
+#[derive(Debug, Default)]
+pub struct Output {
+    stdout: Option<Lane>,
+    stderr: Option<Lane>,
+}
+
+#[derive(Debug)]
+struct Lane {
+    tx: mpsc::UnboundedSender<Command>,
+    done: std_mpsc::Receiver<()>,
+}
+
+/// Writes a lane's chunk to its descriptor, holding the stderr lock for fd 2.
+fn write_lane(fd: i32, buf: &[u8]) {
+    let _held = (fd == 2).then(log::lock_stderr);
+    write_all(fd, buf);
+}
+
+/// Writes all of `buf` to `fd`, waiting while it would block (a descriptor
+/// someone else made non-blocking). Any other error drops the rest: a closed
+/// stdout must not stop podinit.
+pub(crate) fn write_all(fd: i32, mut buf: &[u8]) {
+    while !buf.is_empty() {
+        // SAFETY: writes from a valid slice to a descriptor podinit keeps open.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n > 0 {
+            buf = &buf[n.unsigned_abs()..];
+            continue;
+        }
+        let err = io::Error::last_os_error();
+        match err.kind() {
+            io::ErrorKind::Interrupted => {}
+            io::ErrorKind::WouldBlock => {
+                let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&mut pfd, 1, 100) };
+            }
+            _ => return,
+        }
+    }
+}
+
+impl Lane {
+    fn start(fd: i32) -> Lane {
+        let (tx, rx) = mpsc::unbounded_channel::<Command>();
+        let (done_tx, done) = std_mpsc::channel();
+        let spawned = std::thread::Builder::new().name(format!("podinit-out-{fd}")).spawn(move || {
+            match tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build() {
+                Ok(rt) => tokio::task::LocalSet::new().block_on(&rt, lane(fd, rx)),
+                Err(e) => write_log_line(
+                    format!("podinit | error: cannot start output lane {fd}: {e}\n").as_bytes(),
+                ),
+            }
+            let _ = done_tx.send(());
+        });
+        if let Err(e) = spawned {
+            write_log_line(format!("podinit | error: cannot start output thread: {e}\n").as_bytes());
+        }
+        Lane { tx, done }
+    }
+}
+
+/// The body of a lane: takes commands until `Close`, then waits for its pumps.
+async fn lane(fd: i32, mut rx: mpsc::UnboundedReceiver<Command>) {
+    let mut pumps: Vec<tokio::task::JoinHandle<()>> = Vec::new();
+    let deadline = loop {
+        match rx.recv().await {
+            Some(Command::Pump(pipe_fd, framing)) => match pipe::Receiver::from_owned_fd(pipe_fd) {
+                Ok(r) => {
+                    pumps.retain(|p| !p.is_finished());
+                    pumps.push(tokio::task::spawn_local(pump(r, framing, fd)));
+                }
+                Err(e) => {
+                    write_log_line(format!("podinit | error: cannot read child output: {e}\n").as_bytes())
+                }
+            },
+            Some(Command::Close(deadline)) => break deadline,
+            None => break Instant::now(),
+        }
+    };
+    for p in pumps {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if tokio::time::timeout(left, p).await.is_err() {
+            break;
+        }
+    }
+}
+
+impl Output {
+    /// No lane yet; see [`Output::pump`].
+    pub fn start() -> Output {
+        Output::default()
+    }
+
+    /// Copies `fd` (a child's pipe) to `stream` until end of file, each line
+    /// framed by `framing`. Starts the stream's lane on first use.
+    pub fn pump(&mut self, fd: OwnedFd, stream: Stream, framing: Framing) {
+        let (slot, raw_fd) = match stream {
+            Stream::Stdout => (&mut self.stdout, 1),
+            Stream::Stderr => (&mut self.stderr, 2),
+        };
+        let lane = slot.get_or_insert_with(|| Lane::start(raw_fd));
+        if lane.tx.send(Command::Pump(fd, framing)).is_err() {
+            tracing::error!("output lane {} is gone; output lost", lane_name(stream));
+        }
+    }
+
+    /// Lets every pump reach end of file and the lanes write what they have,
+    /// waiting at most until `deadline` (a pipe a stray process still holds, or
+    /// a descriptor nobody reads, must not keep podinit from exiting).
+    pub fn close(self, deadline: Instant) {
+        let lanes: Vec<Lane> = [self.stdout, self.stderr].into_iter().flatten().collect();
+        for lane in &lanes {
+            let _ = lane.tx.send(Command::Close(deadline));
+        }
+        for lane in &lanes {
+            let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
+            let _ = lane.done.recv_timeout(left);
+        }
+    }
+}
+
+fn lane_name(stream: Stream) -> &'static str {
+    match stream {
+        Stream::Stdout => "stdout",
+        Stream::Stderr => "stderr",
+    }
+}
+
+async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32) {
+    let mut buf = vec![0u8; READ_SIZE];
+    let mut carry = Vec::new();
+    let mut out = Vec::with_capacity(READ_SIZE + READ_SIZE / 4);
+    loop {
+        let mut n = match rx.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        // Take whatever else is already in the pipe, without waiting, so that
+        // a child writing in small pieces costs one write per full buffer.
+        let mut eof = false;
+        while n < buf.len() {
+            match rx.try_read(&mut buf[n..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(more) => n += more,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        out.clear();
+        frame(&framing, &mut carry, &buf[..n], &mut out);
+        write_lane(fd, &out);
+        // Do not keep a buffer a very long line made large.
+        if out.capacity() > 4 * READ_SIZE {
+            out = Vec::with_capacity(READ_SIZE + READ_SIZE / 4);
+        }
+        if eof {
+            break;
+        }
+    }
+    if !carry.is_empty() {
+        // A last line without newline is written, with one added.
+        carry.push(b'\n');
+        out.clear();
+        let mut rest = Vec::new();
+        frame(&framing, &mut rest, &carry, &mut out);
+        write_lane(fd, &out);
+    }
+}

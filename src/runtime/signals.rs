@@ -1,0 +1,104 @@
+//! The signal dispositions of podinit itself and of its children.
+//!
+//! podinit never runs code of its own in a signal handler: signal-hook turns
+//! each delivery into a message on the event loop. The one function here that
+//! must be async-signal-safe is [`reset_for_child`], which runs between fork and
+//! exec and therefore makes raw system calls only.
+
+/// Called once at start-up: every signal that podinit's own parent left
+/// ignored (nohup, a shell's background job) goes back to default, and the mask
+/// is emptied. SIGPIPE stays ignored for podinit itself: a closed stdout must
+/// give EPIPE, not death. Children reset everything anyway
+/// ([`reset_for_child`]); this is for podinit's own sake (an ignored SIGTERM
+/// would be one podinit never hears of).
+pub fn reset_inherited() {
+    // The kernel lists the ignored ones: one read instead of a query per signal.
+    let ignored = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        let hex = s.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+        u64::from_str_radix(hex.trim(), 16).ok()
+    });
+    // SAFETY: plain sigaction/sigprocmask calls on locally owned structures,
+    // before any thread or handler exists.
+    unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        for sig in 1..=libc::SIGRTMAX() {
+            let bit = 1u64 << (sig - 1);
+            let was_ignored = match ignored {
+                Some(mask) => mask & bit != 0,
+                None => {
+                    let mut old: libc::sigaction = std::mem::zeroed();
+                    libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+                }
+            };
+            if was_ignored && sig != libc::SIGPIPE {
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    }
+}
+
+/// Terminal mode: podinit ignores SIGTTIN and SIGTTOU for itself (the first
+/// main owns the foreground; podinit must not be stopped when it writes to the
+/// terminal or hands it back). Children reset them before exec like every
+/// other signal.
+pub fn ignore_terminal_stops() {
+    // SAFETY: setting a signal to SIG_IGN installs no handler code.
+    unsafe {
+        libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+        libc::signal(libc::SIGTTIN, libc::SIG_IGN);
+    }
+}
+
+/// The kernel's `struct sigaction` for `rt_sigaction(2)` (handler, flags,
+/// restorer, mask on x86_64 and aarch64), all zero: SIG_DFL, no flags, empty
+/// mask.
+const KERNEL_SIGACTION_DFL: [u64; 4] = [0; 4];
+/// `sizeof(sigset_t)` as the kernel counts it: 64 signals.
+const KERNEL_SIGSET_SIZE: usize = 8;
+
+/// Puts every signal disposition back to default and empties the signal mask.
+///
+/// Runs in the child between fork and exec, so it makes raw system calls only
+/// (no allocation, no locks). Handlers are reset by exec anyway; what survives
+/// exec is an *ignored* disposition and the mask, so both are cleared here, for
+/// every signal from 1 to SIGRTMAX. It calls the kernel directly rather than
+/// libc's `sigaction`, which refuses the signals the C library keeps for
+/// itself (32, 33, and 34 on musl): glibc's and musl's `posix_spawn` leave
+/// those *ignored* in the child, and an ignored signal survives exec.
+///
+/// # Errors
+/// The errno of a failing `rt_sigprocmask`; a failing `rt_sigaction` (only
+/// SIGKILL and SIGSTOP, which are skipped) cannot happen.
+pub fn reset_for_child() -> std::io::Result<()> {
+    // SAFETY: raw rt_sigaction/rt_sigprocmask system calls on constant,
+    // correctly sized kernel structures; valid between fork and exec.
+    unsafe {
+        for sig in 1..=libc::SIGRTMAX() {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    sig,
+                    KERNEL_SIGACTION_DFL.as_ptr(),
+                    std::ptr::null_mut::<u64>(),
+                    KERNEL_SIGSET_SIZE,
+                );
+            }
+        }
+        let empty: u64 = 0;
+        let r = libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &empty as *const u64,
+            std::ptr::null_mut::<u64>(),
+            KERNEL_SIGSET_SIZE,
+        );
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
