@@ -37,7 +37,8 @@ signal podinit can catch (SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH,
 SIGPWR, SIGRTMIN..SIGRTMAX, ...) is forwarded to the mains' process groups.
 Not forwarded: job control (SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT), synchronous
 faults (SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS), SIGPIPE,
-SIGKILL and SIGSTOP, and the C library's own 32, 33 (34 with musl).
+SIGXCPU and SIGXFSZ (podinit's own limits), SIGKILL and SIGSTOP, and the C
+library's own 32, 33 (34 with musl).
 A main killed by signal N makes podinit exit 128+N.";
 
 /// Subcommands.

@@ -93,9 +93,7 @@ fn run(spec: podinit::config::PodSpec) -> i32 {
         }
     }
     podinit::runtime::signals::reset_inherited();
-    if nix::unistd::isatty(0).unwrap_or(false) {
-        podinit::runtime::signals::ignore_terminal_stops();
-    }
+    podinit::runtime::signals::ignore_own_stops_and_limits();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -7,13 +7,16 @@ use crate::config::{EntrySpec, HookKind, HookSpec, PodSpec, ProbeAction, ProbeKi
 use crate::config::{HoldUntil, Role};
 
 /// A command as a shell would read it back (arguments with blanks quoted).
-/// Bytes that are not UTF-8 show as U+FFFD.
+/// An argument that is not UTF-8 shows escaped.
 fn shell_words<S: AsRef<std::ffi::OsStr>>(argv: &[S]) -> String {
     argv.iter()
         .map(|a| {
-            let a = a.as_ref().to_string_lossy();
+            let Some(a) = a.as_ref().to_str() else {
+                // Not UTF-8: escaped, `"caf\xE9"`.
+                return format!("{:?}", a.as_ref());
+            };
             if !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"/-_.=:,+@%".contains(&b)) {
-                a.into_owned()
+                a.to_owned()
             } else {
                 format!("{a:?}")
             }

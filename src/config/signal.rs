@@ -83,6 +83,8 @@ pub const NOT_FORWARDED: &[(c_int, &str)] = &[
     (libc::SIGSEGV, "synchronous: a fault of podinit itself"),
     (libc::SIGSYS, "synchronous: a fault of podinit itself"),
     (libc::SIGPIPE, "synchronous: podinit's own write to a closed pipe (ignored)"),
+    (libc::SIGXCPU, "about podinit itself: its own CPU time limit (ignored)"),
+    (libc::SIGXFSZ, "about podinit itself: its own file size limit (ignored)"),
 ];
 
 /// A signal number this system knows: 1 to SIGRTMAX.
@@ -111,16 +113,21 @@ impl Signal {
     /// turn an unknown signal into "no signal").
     pub fn parse(text: &str) -> Option<Signal> {
         let upper = text.trim().to_ascii_uppercase();
-        if let Ok(n) = upper.parse::<c_int>() {
+        // Plain decimal digits, no sign, no leading zero: `36`, `SIG32`,
+        // `RTMIN+3`; never `+15`, `RTMIN+-20`, `RTMAX-+1` or `RTMIN+01`.
+        let number = |s: &str| {
+            let plain = !s.is_empty() && s.len() <= 3 && s.bytes().all(|b| b.is_ascii_digit());
+            (plain && (s == "0" || !s.starts_with('0'))).then(|| s.parse::<c_int>().ok()).flatten()
+        };
+        if let Some(n) = number(&upper) {
             return Signal::new(n);
         }
         let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-        if let Ok(n) = bare.parse::<u8>() {
+        if let Some(n) = number(bare) {
             // `SIG32`, as signals without a name are printed.
-            return Signal::new(c_int::from(n));
+            return Signal::new(n);
         }
-        // A small non-negative offset only: `RTMIN+-20` or a huge one is no signal.
-        let offset = |s: &str| s.parse::<u8>().ok().map(c_int::from);
+        let offset = number;
         let n = match bare {
             "RTMIN" => Some(RTMIN),
             "RTMAX" => Some(libc::SIGRTMAX()),
@@ -210,6 +217,9 @@ mod tests {
         assert_eq!(parse("0"), None);
         assert_eq!(parse("65"), None);
         assert_eq!(parse("-9"), None);
+        for loose in ["+15", "SIG+15", "SIGRTMAX-+1", "SIGRTMIN+01", "SIGRTMIN+", "015", " 1 5"] {
+            assert_eq!(parse(loose), None, "{loose}");
+        }
         assert_eq!(Signal::new(15), Some(Signal::TERM));
         assert_eq!(Signal::new(0), None);
         assert_eq!(Signal::new(200), None);
@@ -233,7 +243,15 @@ mod tests {
     #[test]
     fn forwarded_signals_are_the_catchable_asynchronous_ones() {
         let fwd: Vec<c_int> = Signal::forwarded().map(Signal::number).collect();
-        for s in [libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2, libc::SIGWINCH, libc::SIGPWR] {
+        for s in [
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGWINCH,
+            libc::SIGPWR,
+            libc::SIGURG,
+        ] {
             assert!(fwd.contains(&s), "{s} not forwarded");
         }
         assert!(fwd.contains(&libc::SIGALRM) && fwd.contains(&(RTMIN + 3)) && fwd.contains(&64));

@@ -1,6 +1,6 @@
 //! Resolves `user = "name" | "uid" | "uid:gid" | "name:group"` from /etc/passwd
 //! and /etc/group, as `docker run --user` does. Reads files only; the switch
-//! itself happens in the child (`spawn.rs`), groups before uid.
+//! itself happens in the child (`runtime/spawn.rs`), groups before uid.
 
 use std::path::Path;
 

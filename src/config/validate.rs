@@ -201,6 +201,13 @@ impl Validator<'_> {
             max: backoff.max.map_or(defaults.max, |d| d.into_inner().0),
             reset_after: backoff.reset_after.map_or(defaults.reset_after, |d| d.into_inner().0),
         };
+        if backoff.initial > backoff.max {
+            self.nowhere(format!(
+                "pod.backoff: initial ({}) is longer than max ({})",
+                humantime::format_duration(backoff.initial),
+                humantime::format_duration(backoff.max)
+            ));
+        }
         let raw_pod_log = pod.log;
         let log = pod.log.unwrap_or(LogMode::Prefixed);
         let mut entries = Vec::new();
@@ -333,6 +340,15 @@ impl Validator<'_> {
                 Err(e) => self.at(at, format!("cannot read env_file {:?}: {e}", f.get_ref())),
             }
         }
+        for (key, value) in p.env.iter().flatten() {
+            // The environment is `KEY=VALUE` C strings: these would be cut or misread.
+            if key.is_empty() || key.contains('=') || key.contains('\0') || value.contains('\0') {
+                self.at(
+                    start,
+                    format!("env {key:?}: a name must be non-empty without `=` or NUL, a value without NUL"),
+                );
+            }
+        }
         env.extend(p.env.unwrap_or_default());
         let working_dir = p.working_dir.and_then(|w| {
             let at = w.span().start;
@@ -396,14 +412,19 @@ impl Validator<'_> {
 
     fn command(&mut self, c: Spanned<RawCommand>) -> Vec<String> {
         let at = c.span().start;
-        match c.into_inner() {
+        let argv = match c.into_inner() {
             RawCommand::Argv(argv) if argv.first().is_some_and(|a| !a.is_empty()) => argv,
             RawCommand::Shell(s) if !s.trim().is_empty() => vec!["/bin/sh".into(), "-c".into(), s],
             _ => {
                 self.at(at, "empty command".into());
-                Vec::new()
+                return Vec::new();
             }
+        };
+        // exec(2) takes C strings: a NUL would end an argument early.
+        if argv.iter().any(|a| a.contains('\0')) {
+            self.at(at, "a command must not contain a NUL character".into());
         }
+        argv
     }
 
     fn exec(&mut self, e: RawExec) -> Vec<String> {
@@ -702,6 +723,10 @@ command = ["/app/server"]
             ("[[process]]\nname=\"a\"\nrole=\"helper\"\ncommand=\"x\"\n", "unknown variant"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nuser=\"nosuchuser-podinit\"\n", "no user \"nosuchuser-podinit\" in /etc/passwd"),
             ("[pod]\nbogus=1\n", "unknown field"),
+            ("[[process]]\nname=\"a\"\ncommand=[\"a\\u0000b\"]\n", "pod.toml:3:9: process[1].command: a command must not contain a NUL"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nenv={\"A=B\"=\"x\"}\n", "env \"A=B\": a name must be non-empty without `=` or NUL"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nenv={\"\"=\"x\"}\n", "env \"\": a name must be non-empty"),
+            ("[pod]\nbackoff={initial=\"5s\",max=\"1s\"}\n[[process]]\nname=\"a\"\ncommand=\"x\"\n", "pod.backoff: initial (5s) is longer than max (1s)"),
             ("bogus=1\n", "unknown field"),
             ("[[process]\n", "pod.toml:1:11: process: unclosed array table"),
         ];

@@ -1,30 +1,43 @@
-//! The pod lifecycle of SPEC §2 as a pure state machine: events in, actions out.
+//! The pod lifecycle as a pure state machine: events in, actions and notes out.
 //!
-//! Every rule of SPEC §2 (start sequence, restarts and backoff, probes' effects,
-//! completion, termination order and budget, exit status) is decided here and
-//! nowhere else. The module never touches a process, a socket or a clock: the
-//! current time is an argument, and what must happen is returned as [`Action`]s
-//! that `supervisor.rs` carries out, feeding back what happened as [`Event`]s.
-//! That keeps every rule unit-testable without processes or sleeps.
+//! Every lifecycle rule (docs/lifecycle.md: start sequence, restarts and
+//! backoff, what probes do, completion, termination order and budget, exit
+//! status) is decided here and nowhere else. The module does no I/O at all: it
+//! touches no process, socket or clock (the current time is an argument) and
+//! logs nothing. What must happen comes back as [`Action`]s, which the runtime
+//! carries out and answers with [`Event`]s; what is worth saying comes back as
+//! [`Note`]s, which the runtime logs. So every rule, and every message, is
+//! unit-testable without processes or sleeps.
+//!
+//! Shape: each entry is in one [`EntryState`] whose variants carry exactly
+//! their data (a running instance has a pid, a stop has its deadline), and
+//! [`Pod::on_entry`] is the one `match` on (state, event) for an entry; an
+//! event a state does not expect is ignored and noted at debug level. The pod
+//! itself is in one [`Phase`]. One step ([`Pod::handle`]) asks for at most one
+//! spawn, and the machine goes on when the spawn's result comes back as an
+//! event. [`Driver`] is the one routine that feeds actions' results back, used
+//! alike by the runtime's event loop, the unit tests and the property tests.
 //!
 //! Invariants (checked on random event sequences by `lifecycle/proptests.rs`;
-//! each rule of SPEC §2 has its own test in `lifecycle/tests.rs`):
+//! each rule has its own test in `lifecycle/tests.rs`):
 //! - nothing is spawned once termination has begun (a spawn asked for in the
 //!   same step is withdrawn; one already carried out, whose result is still to
 //!   come, is waited for and then stopped);
+//! - at most one spawn per step;
 //! - a sidecar gets its stop signal only after every main, every running init and
 //!   every later-declared running sidecar has exited, unless the budget is spent
 //!   or the stop began before termination (a probe or post_start failure, which
-//!   KEP-753 R40 does not order);
+//!   KEP-753 does not order against anything: R40 in docs/lifecycle.md);
 //! - no main is spawned before every init has succeeded and every sidecar has
 //!   passed the sequence;
 //! - no process gets its stop signal twice;
+//! - no SIGKILL before max(stop signal + 2 s, the stop's deadline), unless the
+//!   pod's budget is spent;
 //! - `Done` is absorbing, and `Exit` is emitted exactly once, when termination
 //!   has begun and no process of the pod is left.
-//!
-//! Events that do not fit the current state (a probe result for an instance that
-//! is gone, a timer that was overtaken) are logged at debug level and ignored.
 
+use std::collections::VecDeque;
+use std::num::NonZeroI32;
 use std::time::{Duration, Instant};
 
 pub mod backoff;
@@ -32,10 +45,8 @@ pub mod exit_status;
 
 use self::backoff::Backoff;
 use self::exit_status::Exit;
-use crate::config::Signal;
-use crate::config::{Completion, HoldUntil, RestartPolicy, Role};
+use crate::config::{Completion, HoldUntil, PodSpec, RestartPolicy, Role, Signal, MIN_STOP_GRACE};
 pub use crate::config::{HookKind, ProbeKind};
-use crate::config::{PodSpec, MIN_STOP_GRACE};
 
 /// Index of an entry in [`PodSpec::entries`].
 pub type EntryId = usize;
@@ -76,7 +87,7 @@ pub enum Event {
     Forward { signal: Signal },
 }
 
-/// Something the supervisor must do.
+/// Something the runtime must do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Start a new instance of the entry; answer with `Spawned` or `SpawnFailed`.
@@ -97,6 +108,51 @@ pub enum Action {
     CancelTimer(Timer),
     /// Every process is gone: exit podinit with this status.
     Exit { status: i32 },
+}
+
+/// How much a [`Note`] matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Debug,
+    Info,
+    Warn,
+}
+
+/// Something the lifecycle finds worth saying; the runtime logs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub level: Level,
+    /// A stable name for machines (`started`, `exited`, `backoff`...), the
+    /// `event` field of `--log-format json`; empty for debug notes.
+    pub event: &'static str,
+    /// The entry it is about.
+    pub entry: Option<EntryId>,
+    pub pid: Option<i32>,
+    /// A shell status (exit code, or 128 + signal).
+    pub status: Option<i32>,
+    pub signal: Option<Signal>,
+    pub delay: Option<Duration>,
+    pub probe: Option<ProbeKind>,
+    pub hook: Option<HookKind>,
+    /// The sentence, for people.
+    pub text: String,
+}
+
+impl Note {
+    fn new(level: Level, event: &'static str, entry: Option<EntryId>, text: String) -> Note {
+        Note {
+            level,
+            event,
+            entry,
+            pid: None,
+            status: None,
+            signal: None,
+            delay: None,
+            probe: None,
+            hook: None,
+            text,
+        }
+    }
 }
 
 /// What an entry is doing now, as `podinit status` shows it.
@@ -123,34 +179,126 @@ enum StopCause {
     Termination,
 }
 
-#[derive(Debug, Clone)]
-struct Stopping {
-    cause: StopCause,
-    /// pre_stop is still running; the stop signal waits for it.
-    in_hook: bool,
-    /// When the stop signal was sent.
-    signalled: Option<Instant>,
+/// Consecutive results of one probe (its thresholds count these).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Streak {
+    successes: u32,
+    failures: u32,
 }
 
-/// Per-instance facts, reset at every spawn.
-#[derive(Debug, Clone, Default)]
-struct Run {
-    pid: Option<i32>,
-    spawned_at: Option<Instant>,
-    post_start_done: bool,
-    startup_passed: bool,
+impl Streak {
+    fn add(&mut self, ok: bool) {
+        if ok {
+            self.successes += 1;
+            self.failures = 0;
+        } else {
+            self.failures += 1;
+            self.successes = 0;
+        }
+    }
+}
+
+/// Where a running instance is in its own life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stage {
+    /// Not started yet: waiting for its post_start hook and startup probe.
+    Starting { post_start_done: bool, startup_passed: bool, startup: Streak },
+    /// Started (post_start returned, startup probe passed): liveness and
+    /// readiness probes run.
+    Started { ready: bool, readiness: Streak, liveness: Streak },
+    /// Being stopped.
+    Stopping(Stop),
+}
+
+/// One stop of a running instance: pre_stop, stop signal, grace, SIGKILL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stop {
+    cause: StopCause,
+    /// The end of the stop's grace: its own (a failure's stop: the probe's or
+    /// the pod's `termination_grace_period` from when it began) or the pod's
+    /// termination budget. SIGKILL comes at max(this, stop signal + 2 s).
+    deadline: Instant,
+    /// pre_stop still runs: the stop signal waits for it (or the deadline).
+    in_hook: bool,
+    /// When the stop signal went out.
+    signalled_at: Option<Instant>,
+    /// When SIGKILL is armed for, once the stop signal went out.
+    kill_at: Option<Instant>,
+    /// SIGKILL has been sent.
+    killed: bool,
+    /// Whether the instance had started (for `podinit status`).
     started: bool,
+    /// Readiness goes on while stopping (it only reports).
     ready: bool,
-    startup_failures: u32,
-    liveness_failures: u32,
-    readiness_successes: u32,
-    readiness_failures: u32,
-    stopping: Option<Stopping>,
+    readiness: Streak,
+}
+
+/// A running instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Live {
+    pid: NonZeroI32,
+    spawned_at: Instant,
+    stage: Stage,
+}
+
+impl Live {
+    fn pid(&self) -> i32 {
+        self.pid.get()
+    }
+
+    fn started(&self) -> bool {
+        match &self.stage {
+            Stage::Starting { .. } => false,
+            Stage::Started { .. } => true,
+            Stage::Stopping(s) => s.started,
+        }
+    }
+
+    fn ready(&self) -> bool {
+        match &self.stage {
+            Stage::Starting { .. } => false,
+            Stage::Started { ready, .. } => *ready,
+            Stage::Stopping(s) => s.ready,
+        }
+    }
+
+    fn stop(&self) -> Option<&Stop> {
+        match &self.stage {
+            Stage::Stopping(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// What one entry is doing: the states of its machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum EntryState {
+    /// Not reached yet in the start sequence.
+    Waiting,
+    /// A spawn was asked for; its result has not come back.
+    Spawning { asked_at: Instant },
+    /// Its process runs.
+    Running(Live),
+    /// Waiting out its backoff before a restart.
+    Backoff { until: Instant },
+    /// Finished for good.
+    Exited,
+}
+
+/// An event about one entry's current instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryEvent {
+    Spawned(NonZeroI32),
+    SpawnFailed(i32),
+    Exited(Exit),
+    Probe(ProbeKind, bool),
+    Hook(HookKind, bool),
+    StopTimer,
 }
 
 #[derive(Debug, Clone)]
 struct Entry {
-    state: State,
+    state: EntryState,
     instance: Instance,
     restarts: u32,
     last_exit: Option<Exit>,
@@ -159,7 +307,20 @@ struct Entry {
     passed: bool,
     /// Spawns that failed in a row (reset by a successful one).
     spawn_failures: u32,
-    run: Run,
+}
+
+impl Entry {
+    fn live(&self) -> Option<&Live> {
+        match &self.state {
+            EntryState::Running(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// Has a process, or is about to have one.
+    fn is_alive(&self) -> bool {
+        matches!(self.state, EntryState::Running(_) | EntryState::Spawning { .. })
+    }
 }
 
 /// The pod's phase.
@@ -204,6 +365,7 @@ pub struct Pod {
     /// The signal that began termination, if one did.
     term_signal: Option<Signal>,
     out: Vec<Action>,
+    notes: Vec<Note>,
 }
 
 impl Pod {
@@ -213,14 +375,13 @@ impl Pod {
             .entries
             .iter()
             .map(|_| Entry {
-                state: State::Waiting,
+                state: EntryState::Waiting,
                 instance: 0,
                 restarts: 0,
                 last_exit: None,
                 backoff: Backoff::new(spec.backoff),
                 passed: false,
                 spawn_failures: 0,
-                run: Run::default(),
             })
             .collect();
         let sequence = (0..spec.entries.len()).filter(|&i| spec.entries[i].role != Role::Main).collect();
@@ -234,6 +395,7 @@ impl Pod {
             failed_init: None,
             term_signal: None,
             out: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -247,51 +409,55 @@ impl Pod {
         self.phase
     }
 
-    /// Begins the start sequence (SPEC §2 rule 1).
+    /// Begins the start sequence (docs/lifecycle.md, "Startup").
     pub fn start(&mut self, now: Instant) -> Vec<Action> {
         self.advance(now);
         std::mem::take(&mut self.out)
     }
 
-    /// Takes one event and returns what to do about it.
+    /// Takes one event and returns what to do about it (at most one spawn).
     pub fn handle(&mut self, event: Event, now: Instant) -> Vec<Action> {
         if self.phase == Phase::Done {
-            tracing::debug!(?event, "event after exit ignored");
+            self.debug(None, format!("event after exit ignored: {event:?}"));
             return Vec::new();
         }
         match event {
-            Event::Spawned { entry, instance, pid } => self.on_spawned(entry, instance, pid, now),
+            Event::Spawned { entry, instance, pid } => match NonZeroI32::new(pid).filter(|p| p.get() > 0) {
+                Some(pid) => self.on_entry(entry, instance, EntryEvent::Spawned(pid), now),
+                None => self.debug(Some(entry), format!("spawned with an impossible pid {pid}: ignored")),
+            },
             Event::SpawnFailed { entry, instance, status } => {
-                if self.is_current(entry, instance) && self.entries[entry].state == State::Spawning {
-                    let e = &mut self.entries[entry];
-                    e.spawn_failures = e.spawn_failures.saturating_add(1);
-                    self.on_exit(entry, Exit::Code(status), now);
-                }
+                self.on_entry(entry, instance, EntryEvent::SpawnFailed(status), now);
             }
             Event::Exited { entry, instance, exit } => {
-                if self.is_current(entry, instance) && self.entries[entry].state == State::Running {
-                    self.log_exit(entry, exit);
-                    self.on_exit(entry, exit, now);
-                } else {
-                    tracing::debug!(entry, instance, "exit of an old instance ignored");
-                }
+                self.on_entry(entry, instance, EntryEvent::Exited(exit), now)
             }
             Event::Probe { entry, instance, kind, ok } => {
-                if self.is_live(entry, instance) {
-                    self.on_probe(entry, kind, ok, now);
-                }
+                self.on_entry(entry, instance, EntryEvent::Probe(kind, ok), now);
             }
             Event::Hook { entry, instance, hook, ok } => {
-                if self.is_live(entry, instance) {
-                    self.on_hook(entry, hook, ok, now);
-                }
+                self.on_entry(entry, instance, EntryEvent::Hook(hook, ok), now);
             }
-            Event::Timer(t) => self.on_timer(t, now),
+            Event::Timer(Timer::Stop(entry, instance)) => {
+                self.on_entry(entry, instance, EntryEvent::StopTimer, now)
+            }
+            Event::Timer(Timer::Backoff(entry)) => self.on_backoff_over(entry, now),
+            Event::Timer(Timer::Budget) => {
+                let mut n = Note::new(
+                    Level::Warn,
+                    "budget_spent",
+                    None,
+                    "termination_grace_period is spent: stopping every process left".into(),
+                );
+                n.delay = Some(self.spec.termination_grace_period);
+                self.notes.push(n);
+                self.spend_budget(now);
+            }
             Event::Terminate { signal } => self.on_terminate(signal, now),
             Event::Forward { signal } => {
                 for &m in &self.mains {
-                    if let Some(pid) = self.live_pid(m) {
-                        self.out.push(Action::Signal { entry: m, pid, signal });
+                    if let Some(live) = self.entries[m].live() {
+                        self.out.push(Action::Signal { entry: m, pid: live.pid(), signal });
                     }
                 }
             }
@@ -300,8 +466,13 @@ impl Pod {
         std::mem::take(&mut self.out)
     }
 
-    /// Whether the pod is ready (SPEC §2 rule 8): every sidecar and main ready, and
-    /// not terminating. Init entries do not count (KEP-753 R25).
+    /// What the machine found worth saying since the last call, in order.
+    pub fn take_notes(&mut self) -> Vec<Note> {
+        std::mem::take(&mut self.notes)
+    }
+
+    /// Whether the pod is ready: every sidecar and main ready, and not
+    /// terminating. Init entries do not count (KEP-753 R25).
     pub fn is_ready(&self) -> bool {
         matches!(self.phase, Phase::Running { .. })
             && self.mains_started()
@@ -310,7 +481,7 @@ impl Pod {
                 .iter()
                 .zip(&self.spec.entries)
                 .filter(|(_, s)| s.role != Role::Init)
-                .all(|(e, _)| e.state == State::Running && e.run.ready)
+                .all(|(e, _)| e.live().is_some_and(Live::ready))
     }
 
     /// Each entry's status, in file order.
@@ -321,13 +492,19 @@ impl Pod {
             .map(|(e, s)| EntryStatus {
                 name: s.name.clone(),
                 role: s.role,
-                state: e.state,
-                pid: e.run.pid.filter(|_| e.state == State::Running),
+                state: match e.state {
+                    EntryState::Waiting => State::Waiting,
+                    EntryState::Spawning { .. } => State::Spawning,
+                    EntryState::Running(_) => State::Running,
+                    EntryState::Backoff { .. } => State::Backoff,
+                    EntryState::Exited => State::Exited,
+                },
+                pid: e.live().map(Live::pid),
                 restarts: e.restarts,
                 last_exit: e.last_exit,
-                started: e.run.started,
-                ready: e.state == State::Running && e.run.ready,
-                stopping: e.run.stopping.is_some(),
+                started: e.live().is_some_and(Live::started),
+                ready: e.live().is_some_and(Live::ready),
+                stopping: e.live().is_some_and(|l| l.stop().is_some()),
             })
             .collect()
     }
@@ -342,25 +519,17 @@ impl Pod {
         self.spec.entries[entry].role
     }
 
-    fn is_current(&self, entry: EntryId, instance: Instance) -> bool {
-        self.entries.get(entry).is_some_and(|e| e.instance == instance)
+    fn debug(&mut self, entry: Option<EntryId>, text: String) {
+        self.notes.push(Note::new(Level::Debug, "", entry, text));
     }
 
-    fn is_live(&self, entry: EntryId, instance: Instance) -> bool {
-        self.is_current(entry, instance) && self.entries[entry].state == State::Running
+    fn note(&mut self, level: Level, event: &'static str, entry: EntryId, text: String) -> &mut Note {
+        self.notes.push(Note::new(level, event, Some(entry), text));
+        let last = self.notes.len() - 1;
+        &mut self.notes[last]
     }
 
-    fn live_pid(&self, entry: EntryId) -> Option<i32> {
-        let e = &self.entries[entry];
-        (e.state == State::Running).then_some(e.run.pid).flatten()
-    }
-
-    /// Has a process (or is about to have one).
-    fn is_alive(&self, entry: EntryId) -> bool {
-        matches!(self.entries[entry].state, State::Running | State::Spawning)
-    }
-
-    /// Whether any main has been spawned (the start sequence got that far).
+    /// Whether any main has been asked for (the start sequence got that far).
     fn mains_started(&self) -> bool {
         self.mains.iter().any(|&m| self.entries[m].instance > 0)
     }
@@ -369,21 +538,76 @@ impl Pod {
         matches!(self.phase, Phase::Terminating { .. })
     }
 
-    fn log_exit(&self, entry: EntryId, exit: Exit) {
-        let pid = self.entries[entry].run.pid.unwrap_or(0);
-        tracing::info!(
-            event = "exited",
-            process = self.name(entry),
-            pid,
-            status = exit.status(),
-            "{} (pid {pid}) exited with {exit}",
-            self.name(entry)
-        );
+    // ----- one entry's machine -----
+
+    /// The transitions of one entry: one arm per (state, event) that means
+    /// something; anything else is news about an instance that is gone or a
+    /// timer that was overtaken, ignored and noted at debug level.
+    fn on_entry(&mut self, entry: EntryId, instance: Instance, ev: EntryEvent, now: Instant) {
+        let Some(e) = self.entries.get(entry) else { return };
+        if e.instance != instance {
+            self.debug(Some(entry), format!("{ev:?} of an old instance ({instance}) ignored"));
+            return;
+        }
+        match (&e.state, ev) {
+            (EntryState::Spawning { asked_at }, EntryEvent::Spawned(pid)) => {
+                let asked_at = *asked_at;
+                self.on_spawned(entry, pid, asked_at, now);
+            }
+            (EntryState::Spawning { .. }, EntryEvent::SpawnFailed(status)) => {
+                let e = &mut self.entries[entry];
+                e.spawn_failures = e.spawn_failures.saturating_add(1);
+                self.on_exit(entry, Exit::Code(status), now);
+            }
+            (EntryState::Running(live), EntryEvent::Exited(exit)) => {
+                let pid = live.pid();
+                let mut n = Note::new(
+                    Level::Info,
+                    "exited",
+                    Some(entry),
+                    format!("{} (pid {pid}) exited with {exit}", self.name(entry)),
+                );
+                n.pid = Some(pid);
+                n.status = Some(exit.status());
+                self.notes.push(n);
+                self.on_exit(entry, exit, now);
+            }
+            (EntryState::Running(live), EntryEvent::Probe(kind, ok)) => {
+                let stage = live.stage.clone();
+                self.on_probe(entry, stage, kind, ok, now);
+            }
+            (EntryState::Running(live), EntryEvent::Hook(HookKind::PostStart, ok)) => {
+                if let Stage::Starting { post_start_done: false, startup_passed, startup } = live.stage {
+                    self.on_post_start(entry, ok, startup_passed, startup, now);
+                }
+            }
+            (EntryState::Running(live), EntryEvent::Hook(HookKind::PreStop, ok)) => {
+                if let Some(stop) = live.stop().filter(|s| s.in_hook).cloned() {
+                    self.on_pre_stop(entry, stop, ok, now);
+                }
+            }
+            (EntryState::Running(live), EntryEvent::StopTimer) => {
+                if let Some(stop) = live.stop().cloned() {
+                    self.on_stop_timer(entry, stop, now);
+                }
+            }
+            (state, ev) => {
+                let text = format!("{ev:?} ignored in state {state:?}");
+                self.debug(Some(entry), text);
+            }
+        }
     }
 
-    // ----- start sequence (rules 1-4) -----
+    fn set_stage(&mut self, entry: EntryId, stage: Stage) {
+        if let EntryState::Running(live) = &mut self.entries[entry].state {
+            live.stage = stage;
+        }
+    }
 
-    /// Moves the start sequence as far as it can go, then starts mains.
+    // ----- start sequence -----
+
+    /// Moves the start sequence as far as it can go, then starts mains, one
+    /// spawn at a time: a spawn's result moves it on.
     fn advance(&mut self, now: Instant) {
         loop {
             match self.phase {
@@ -396,25 +620,28 @@ impl Pod {
                         self.phase = Phase::Booting { cursor: cursor + 1 };
                         continue;
                     }
-                    if self.entries[entry].state == State::Waiting {
+                    if self.entries[entry].state == EntryState::Waiting {
                         self.spawn(entry, now);
                     }
                     return;
                 }
                 Phase::Running { next_main } => {
                     let Some(&entry) = self.mains.get(next_main) else { return };
-                    if self.entries[entry].state == State::Waiting {
-                        self.spawn(entry, now);
-                    }
-                    // A main's post_start holds the next main (rule 4, KEP-753 R6).
                     let e = &self.entries[entry];
-                    let holding = self.spec.entries[entry].post_start.is_some()
-                        && matches!(e.state, State::Spawning | State::Running)
-                        && !e.run.post_start_done;
-                    if holding {
-                        return;
+                    match &e.state {
+                        EntryState::Waiting => {
+                            self.spawn(entry, now);
+                            return;
+                        }
+                        // Its spawn's result moves the sequence on.
+                        EntryState::Spawning { .. } => return,
+                        // A main's post_start holds the next main (KEP-753 R6).
+                        EntryState::Running(Live {
+                            stage: Stage::Starting { post_start_done: false, .. },
+                            ..
+                        }) if self.spec.entries[entry].post_start.is_some() => return,
+                        _ => self.phase = Phase::Running { next_main: next_main + 1 },
                     }
-                    self.phase = Phase::Running { next_main: next_main + 1 };
                 }
                 Phase::Terminating { .. } | Phase::Done => return,
             }
@@ -422,35 +649,20 @@ impl Pod {
     }
 
     /// Latches a sidecar into the sequence once it is started (and ready when
-    /// `hold_until = "ready"`), rule 3.
+    /// `hold_until = "ready"`).
     fn check_sidecar_passed(&mut self, entry: EntryId, now: Instant) {
         let spec = &self.spec.entries[entry];
         let e = &self.entries[entry];
-        if spec.role != Role::Sidecar || e.passed || !e.run.started {
+        let Some(live) = e.live() else { return };
+        if spec.role != Role::Sidecar || e.passed || !live.started() {
             return;
         }
-        if spec.hold_until == HoldUntil::Ready && !e.run.ready {
+        if spec.hold_until == HoldUntil::Ready && !live.ready() {
             return;
         }
-        tracing::debug!("{} passed the start sequence", spec.name);
+        self.debug(Some(entry), format!("{} passed the start sequence", spec.name));
         self.entries[entry].passed = true;
         self.advance(now);
-    }
-
-    /// Starts the entry again (its backoff, if any, is over). After spawn
-    /// failures in a row the message is given only at the 1st, 2nd, 4th, 8th...
-    /// failure, so that a crash loop with a zero backoff logs in log time.
-    fn restart(&mut self, entry: EntryId, now: Instant) {
-        let failures = self.entries[entry].spawn_failures;
-        if failures == 0 || failures.is_power_of_two() {
-            tracing::info!(
-                event = "restarting",
-                process = self.name(entry),
-                "restarting {}",
-                self.name(entry)
-            );
-        }
-        self.spawn(entry, now);
     }
 
     fn spawn(&mut self, entry: EntryId, now: Instant) {
@@ -460,98 +672,113 @@ impl Pod {
             e.restarts += 1;
         }
         e.instance += 1;
-        e.state = State::Spawning;
-        e.run = Run { spawned_at: Some(now), ..Run::default() };
+        e.state = EntryState::Spawning { asked_at: now };
         let instance = e.instance;
         self.out.push(Action::Spawn { entry, instance });
     }
 
-    fn on_spawned(&mut self, entry: EntryId, instance: Instance, pid: i32, now: Instant) {
-        if !self.is_current(entry, instance) || self.entries[entry].state != State::Spawning {
-            return;
-        }
+    fn on_spawned(&mut self, entry: EntryId, pid: NonZeroI32, spawned_at: Instant, now: Instant) {
         let spec = &self.spec.entries[entry];
-        tracing::info!(event = "started", process = spec.name, pid, "{} started (pid {pid})", spec.name);
+        let instance = self.entries[entry].instance;
         let has_post_start = spec.post_start.is_some();
-        let has_startup = spec.startup_probe.is_some();
+        let startup = spec.startup_probe.as_ref().map(|p| p.initial_delay);
+        let text = format!("{} started (pid {pid})", spec.name);
+        self.note(Level::Info, "started", entry, text).pid = Some(pid.get());
         let e = &mut self.entries[entry];
-        e.state = State::Running;
         e.spawn_failures = 0;
-        e.run.pid = Some(pid);
-        e.run.post_start_done = !has_post_start;
-        e.run.startup_passed = !has_startup;
-        let not_before = e.run.spawned_at.unwrap_or(now)
-            + spec.startup_probe.as_ref().map_or(Duration::ZERO, |p| p.initial_delay);
-        if self.terminating() {
+        e.state = EntryState::Running(Live {
+            pid,
+            spawned_at,
+            stage: Stage::Starting {
+                post_start_done: !has_post_start,
+                startup_passed: startup.is_none(),
+                startup: Streak::default(),
+            },
+        });
+        if let Phase::Terminating { deadline, .. } = self.phase {
             // Termination began while it was being spawned: it only gets stopped.
+            let stop = Stop {
+                cause: StopCause::Termination,
+                deadline,
+                in_hook: false,
+                signalled_at: None,
+                kill_at: None,
+                killed: false,
+                started: false,
+                ready: false,
+                readiness: Streak::default(),
+            };
+            self.set_stage(entry, Stage::Stopping(stop));
             self.drive_termination(now);
             return;
         }
+        let pid = pid.get();
         if has_post_start {
             self.out.push(Action::RunHook { entry, instance, pid, hook: HookKind::PostStart });
         }
-        if has_startup {
+        if let Some(delay) = startup {
+            let not_before = spawned_at + delay;
             self.out.push(Action::StartProbe { entry, instance, pid, kind: ProbeKind::Startup, not_before });
         }
         self.check_started(entry, now);
+        // A main's spawn result moves the mains on (one spawn per step).
+        self.advance(now);
     }
 
-    /// Marks the instance started once post_start returned and the startup probe
-    /// passed (rule 3); starts liveness and readiness probes then (rule 7).
+    /// Marks the instance started once post_start returned and the startup
+    /// probe passed; starts liveness and readiness probes then.
     fn check_started(&mut self, entry: EntryId, now: Instant) {
-        let e = &self.entries[entry];
-        if e.run.started || !e.run.post_start_done || !e.run.startup_passed || e.state != State::Running {
-            return;
-        }
+        let Some(live) = self.entries[entry].live() else { return };
+        let Stage::Starting { post_start_done: true, startup_passed: true, .. } = live.stage else { return };
+        let (pid, spawned_at) = (live.pid(), live.spawned_at);
+        let instance = self.entries[entry].instance;
         let spec = &self.spec.entries[entry];
-        let (instance, pid) = (e.instance, e.run.pid.unwrap_or(0));
-        let spawned_at = e.run.spawned_at.unwrap_or(now);
         let has_readiness = spec.readiness_probe.is_some();
         if let Some(p) = &spec.liveness_probe {
-            self.out.push(Action::StartProbe {
-                entry,
-                instance,
-                pid,
-                kind: ProbeKind::Liveness,
-                not_before: spawned_at + p.initial_delay,
-            });
+            let not_before = spawned_at + p.initial_delay;
+            self.out.push(Action::StartProbe { entry, instance, pid, kind: ProbeKind::Liveness, not_before });
         }
         if let Some(p) = &spec.readiness_probe {
             // The readiness probe runs at once when the entry becomes started
             // (KEP-753 R24), its initial_delay still counted from the spawn.
+            let not_before = (spawned_at + p.initial_delay).max(now);
             self.out.push(Action::StartProbe {
                 entry,
                 instance,
                 pid,
                 kind: ProbeKind::Readiness,
-                not_before: (spawned_at + p.initial_delay).max(now),
+                not_before,
             });
         }
-        let e = &mut self.entries[entry];
-        e.run.started = true;
-        e.run.ready = !has_readiness;
+        let stage = Stage::Started {
+            ready: !has_readiness,
+            readiness: Streak::default(),
+            liveness: Streak::default(),
+        };
+        self.set_stage(entry, stage);
         self.check_sidecar_passed(entry, now);
         self.advance(now);
     }
 
-    // ----- exits and restarts (rules 2, 5, 6) -----
+    // ----- exits and restarts -----
 
     fn on_exit(&mut self, entry: EntryId, exit: Exit, now: Instant) {
         let role = self.role(entry);
         let e = &mut self.entries[entry];
-        let failed_stop = e.run.stopping.as_ref().is_some_and(|s| s.cause == StopCause::Failed);
-        let ran_for = e.run.spawned_at.map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        let (failed_stop, ran_for) = match &e.state {
+            EntryState::Running(live) => (
+                live.stop().is_some_and(|s| s.cause == StopCause::Failed),
+                now.saturating_duration_since(live.spawned_at),
+            ),
+            _ => (false, Duration::ZERO),
+        };
         let instance = e.instance;
         e.last_exit = Some(exit);
-        e.run.pid = None;
-        e.run.started = false;
-        e.run.ready = false;
-        e.run.stopping = None;
+        e.state = EntryState::Exited;
         self.out.push(Action::StopChecks { entry });
         self.out.push(Action::CancelTimer(Timer::Stop(entry, instance)));
 
         if self.terminating() {
-            self.entries[entry].state = State::Exited;
             self.drive_termination(now);
             return;
         }
@@ -570,44 +797,36 @@ impl Pod {
             if delay.is_zero() {
                 self.restart(entry, now);
             } else {
-                tracing::info!(
-                    event = "backoff",
-                    process = self.name(entry),
-                    delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                    "restarting {} in {}",
-                    self.name(entry),
-                    humantime::format_duration(delay)
-                );
-                self.entries[entry].state = State::Backoff;
+                let text =
+                    format!("restarting {} in {}", self.name(entry), humantime::format_duration(delay));
+                self.note(Level::Info, "backoff", entry, text).delay = Some(delay);
+                self.entries[entry].state = EntryState::Backoff { until: now + delay };
                 self.out.push(Action::ArmTimer { timer: Timer::Backoff(entry), at: now + delay });
             }
             return;
         }
-        self.entries[entry].state = State::Exited;
         match role {
             Role::Init if exit.success() => {
                 self.entries[entry].passed = true;
                 self.advance(now);
             }
             Role::Init => {
-                tracing::warn!(
-                    event = "init_failed",
-                    process = self.name(entry),
-                    status = exit.status(),
+                let text = format!(
                     "init {} failed with {exit}; restart_policy is Never, so the pod fails",
                     self.name(entry)
                 );
+                self.note(Level::Warn, "init_failed", entry, text).status = Some(exit.status());
                 self.failed_init = Some(exit.status());
                 self.begin_termination(now);
             }
             Role::Main => {
-                let ended = |id: &EntryId| self.entries[*id].state == State::Exited;
+                let ended = |id: &EntryId| self.entries[*id].state == EntryState::Exited;
                 let complete = match self.spec.completion {
                     Completion::All => self.mains.iter().all(ended),
                     Completion::Any => true,
                 };
                 if complete {
-                    tracing::info!(event = "completed", "pod completed");
+                    self.notes.push(Note::new(Level::Info, "completed", None, "pod completed".into()));
                     self.begin_termination(now);
                 } else {
                     // A main with post_start that died before the hook returned
@@ -619,256 +838,283 @@ impl Pod {
         }
     }
 
-    // ----- probes and hooks (rules 3, 7, 8) -----
-
-    fn on_probe(&mut self, entry: EntryId, kind: ProbeKind, ok: bool, now: Instant) {
-        let spec = &self.spec.entries[entry];
-        let Some(probe) = (match kind {
-            ProbeKind::Startup => spec.startup_probe.as_ref(),
-            ProbeKind::Readiness => spec.readiness_probe.as_ref(),
-            ProbeKind::Liveness => spec.liveness_probe.as_ref(),
-        }) else {
-            return;
-        };
-        let (success_threshold, failure_threshold) = (probe.success_threshold, probe.failure_threshold);
-        let probe_grace = probe.termination_grace_period;
-        let terminating = self.terminating();
-        let run = &mut self.entries[entry].run;
-        if run.stopping.is_some() && kind != ProbeKind::Readiness {
-            return;
-        }
-        match kind {
-            ProbeKind::Startup | ProbeKind::Liveness
-                if !terminating
-                    && if kind == ProbeKind::Startup { !run.startup_passed } else { run.started } =>
-            {
-                // Startup probes run until they pass, liveness probes once started
-                // (rule 7); a failure threshold reached stops the process either way.
-                let (failures, name) = match kind {
-                    ProbeKind::Startup => (&mut run.startup_failures, "startup"),
-                    _ => (&mut run.liveness_failures, "liveness"),
-                };
-                if !ok {
-                    *failures += 1;
-                    tracing::debug!("{} {name} probe failed ({failures}/{failure_threshold})", spec.name);
-                    if *failures >= failure_threshold {
-                        tracing::warn!(
-                            event = "probe_failed",
-                            process = spec.name,
-                            probe = name,
-                            "{} {name} probe failed {failure_threshold} times; restarting it",
-                            spec.name
-                        );
-                        self.stop_failed(entry, probe_grace, now);
-                    }
-                } else if kind == ProbeKind::Liveness {
-                    *failures = 0;
-                } else {
-                    run.startup_passed = true;
-                    tracing::info!(
-                        event = "startup_probe_succeeded",
-                        process = spec.name,
-                        "{} startup probe succeeded",
-                        spec.name
-                    );
-                    self.out.push(Action::StopProbe { entry, kind });
-                    self.check_started(entry, now);
-                }
-            }
-            ProbeKind::Readiness if run.started => {
-                if ok {
-                    run.readiness_failures = 0;
-                    run.readiness_successes += 1;
-                    if !run.ready && run.readiness_successes >= success_threshold {
-                        run.ready = true;
-                        tracing::info!(event = "ready", process = spec.name, "{} is ready", spec.name);
-                        if !terminating {
-                            self.check_sidecar_passed(entry, now);
-                        }
-                    }
-                } else {
-                    run.readiness_successes = 0;
-                    run.readiness_failures += 1;
-                    if run.ready && run.readiness_failures >= failure_threshold {
-                        run.ready = false;
-                        tracing::warn!(
-                            event = "unready",
-                            process = spec.name,
-                            "{} is not ready: readiness probe failed {failure_threshold} times",
-                            spec.name
-                        );
-                    }
-                }
-            }
-            _ => tracing::debug!(entry, ?kind, "probe result ignored"),
+    fn on_backoff_over(&mut self, entry: EntryId, now: Instant) {
+        if matches!(self.entries.get(entry).map(|e| &e.state), Some(EntryState::Backoff { .. }))
+            && !self.terminating()
+        {
+            self.restart(entry, now);
         }
     }
 
-    fn on_hook(&mut self, entry: EntryId, hook: HookKind, ok: bool, now: Instant) {
-        let name = self.name(entry).to_owned();
-        match hook {
-            HookKind::PostStart => {
-                let run = &mut self.entries[entry].run;
-                if run.post_start_done || run.stopping.is_some() {
-                    return;
-                }
+    /// Starts the entry again (its backoff, if any, is over). After spawn
+    /// failures in a row the note is given only at the 1st, 2nd, 4th, 8th...
+    /// failure, so that a crash loop with a zero backoff logs in log time.
+    fn restart(&mut self, entry: EntryId, now: Instant) {
+        let failures = self.entries[entry].spawn_failures;
+        if failures == 0 || failures.is_power_of_two() {
+            let text = format!("restarting {}", self.name(entry));
+            self.note(Level::Info, "restarting", entry, text);
+        }
+        self.spawn(entry, now);
+    }
+
+    // ----- probes and hooks -----
+
+    fn on_probe(&mut self, entry: EntryId, stage: Stage, kind: ProbeKind, ok: bool, now: Instant) {
+        let spec = &self.spec.entries[entry];
+        let Some(probe) = spec.probe(kind) else { return };
+        let (success_threshold, failure_threshold) = (probe.success_threshold, probe.failure_threshold);
+        let probe_grace = probe.termination_grace_period;
+        let name = spec.name.clone();
+        let terminating = self.terminating();
+        match (stage, kind) {
+            // Startup probes run until they pass (rule 7); liveness once started.
+            (Stage::Starting { post_start_done, startup_passed: false, mut startup }, ProbeKind::Startup)
+                if !terminating =>
+            {
+                startup.add(ok);
                 if ok {
-                    run.post_start_done = true;
+                    self.note(
+                        Level::Info,
+                        "startup_probe_succeeded",
+                        entry,
+                        format!("{name} startup probe succeeded"),
+                    );
+                    self.out.push(Action::StopProbe { entry, kind });
+                    self.set_stage(entry, Stage::Starting { post_start_done, startup_passed: true, startup });
                     self.check_started(entry, now);
                 } else {
-                    tracing::warn!(
-                        event = "hook_failed",
-                        process = name,
-                        hook = "post_start",
-                        "{name} post_start hook failed; restarting it"
+                    self.set_stage(
+                        entry,
+                        Stage::Starting { post_start_done, startup_passed: false, startup },
                     );
-                    run.post_start_done = true;
-                    self.stop_failed(entry, None, now);
-                    // It never became started; a main must not hold the next one.
-                    self.advance(now);
+                    self.probe_failure(entry, kind, startup.failures, failure_threshold, probe_grace, now);
                 }
             }
-            HookKind::PreStop => {
-                let Some(stopping) = self.entries[entry].run.stopping.as_mut() else { return };
-                if !stopping.in_hook {
-                    return;
-                }
-                stopping.in_hook = false;
+            (Stage::Started { ready, readiness, mut liveness }, ProbeKind::Liveness) if !terminating => {
+                liveness.add(ok);
+                self.set_stage(entry, Stage::Started { ready, readiness, liveness });
                 if !ok {
-                    tracing::warn!(
-                        event = "hook_failed",
-                        process = name,
-                        hook = "pre_stop",
-                        "{name} pre_stop hook failed (the stop goes on)"
-                    );
-                }
-                if stopping.cause == StopCause::Failed && !self.terminating() {
-                    self.send_stop(entry, now, now);
-                } else {
-                    self.drive_termination(now);
+                    self.probe_failure(entry, kind, liveness.failures, failure_threshold, probe_grace, now);
                 }
             }
+            (Stage::Started { ready, mut readiness, liveness }, ProbeKind::Readiness) => {
+                readiness.add(ok);
+                let ready = self.readiness(entry, ready, readiness, success_threshold, failure_threshold);
+                self.set_stage(entry, Stage::Started { ready, readiness, liveness });
+                if ready && !terminating {
+                    self.check_sidecar_passed(entry, now);
+                }
+            }
+            // Readiness goes on while an instance stops (it only reports).
+            (Stage::Stopping(mut stop), ProbeKind::Readiness) => {
+                stop.readiness.add(ok);
+                stop.ready =
+                    self.readiness(entry, stop.ready, stop.readiness, success_threshold, failure_threshold);
+                self.set_stage(entry, Stage::Stopping(stop));
+            }
+            (stage, kind) => self.debug(Some(entry), format!("{kind} probe result ignored in {stage:?}")),
+        }
+    }
+
+    /// The new readiness after a readiness result; notes a change.
+    fn readiness(&mut self, entry: EntryId, ready: bool, streak: Streak, success: u32, failure: u32) -> bool {
+        let name = self.name(entry).to_owned();
+        if !ready && streak.successes >= success {
+            self.note(Level::Info, "ready", entry, format!("{name} is ready"));
+            true
+        } else if ready && streak.failures >= failure {
+            let text = format!("{name} is not ready: readiness probe failed {failure} times");
+            self.note(Level::Warn, "unready", entry, text).probe = Some(ProbeKind::Readiness);
+            false
+        } else {
+            ready
+        }
+    }
+
+    /// A startup or liveness failure; the threshold reached stops the process
+    /// (rule 7, KEP-753 R20/R21), with the probe's grace when it has one (R40).
+    fn probe_failure(
+        &mut self,
+        entry: EntryId,
+        kind: ProbeKind,
+        failures: u32,
+        threshold: u32,
+        grace: Option<Duration>,
+        now: Instant,
+    ) {
+        let name = self.name(entry).to_owned();
+        self.debug(Some(entry), format!("{name} {kind} probe failed ({failures}/{threshold})"));
+        if failures >= threshold {
+            let text = format!("{name} {kind} probe failed {threshold} times; restarting it");
+            self.note(Level::Warn, "probe_failed", entry, text).probe = Some(kind);
+            self.stop_failed(entry, grace, now);
+        }
+    }
+
+    fn on_post_start(
+        &mut self,
+        entry: EntryId,
+        ok: bool,
+        startup_passed: bool,
+        startup: Streak,
+        now: Instant,
+    ) {
+        self.set_stage(entry, Stage::Starting { post_start_done: true, startup_passed, startup });
+        if ok {
+            self.check_started(entry, now);
+            return;
+        }
+        let name = self.name(entry).to_owned();
+        let text = format!("{name} post_start hook failed; restarting it");
+        self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PostStart);
+        self.stop_failed(entry, None, now);
+        // It never became started; a main must not hold the next one.
+        self.advance(now);
+    }
+
+    fn on_pre_stop(&mut self, entry: EntryId, mut stop: Stop, ok: bool, now: Instant) {
+        stop.in_hook = false;
+        let deadline = stop.deadline;
+        let cause = stop.cause;
+        self.set_stage(entry, Stage::Stopping(stop));
+        if !ok {
+            let text = format!("{} pre_stop hook failed (the stop goes on)", self.name(entry));
+            self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PreStop);
+        }
+        if cause == StopCause::Failed && !self.terminating() {
+            // The hook's time comes out of the stop's own grace, with the 2 s
+            // floor (kubernetes.io "Container Lifecycle Hooks").
+            self.send_stop(entry, now, deadline);
+        } else {
+            self.drive_termination(now);
         }
     }
 
     /// Stops an instance whose startup/liveness probe or post_start failed; it is
-    /// restarted by the rules once it exits (rule 7, KEP-753 R20/R21). The grace
-    /// is the probe's own when it has one (R40), else the pod's.
+    /// restarted by the rules once it exits. The grace is the probe's own when
+    /// it has one (KEP-753 R40), else the pod's, counted from now.
     fn stop_failed(&mut self, entry: EntryId, grace: Option<Duration>, now: Instant) {
-        let grace = grace.unwrap_or(self.spec.termination_grace_period);
+        let deadline = now + grace.unwrap_or(self.spec.termination_grace_period);
         let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();
-        let e = &mut self.entries[entry];
-        let instance = e.instance;
-        let Some(pid) = e.run.pid else { return };
-        e.run.stopping = Some(Stopping { cause: StopCause::Failed, in_hook: has_pre_stop, signalled: None });
+        let instance = self.entries[entry].instance;
+        let Some(live) = self.entries[entry].live() else { return };
+        let pid = live.pid();
+        // Readiness goes on (and keeps its state) while the instance stops.
+        let (ready, readiness) = match &live.stage {
+            Stage::Started { ready, readiness, .. } => (*ready, *readiness),
+            _ => (false, Streak::default()),
+        };
+        let stop = Stop {
+            cause: StopCause::Failed,
+            deadline,
+            in_hook: has_pre_stop,
+            signalled_at: None,
+            kill_at: None,
+            killed: false,
+            started: live.started(),
+            ready,
+            readiness,
+        };
+        self.set_stage(entry, Stage::Stopping(stop));
         for kind in [ProbeKind::Startup, ProbeKind::Liveness] {
             self.out.push(Action::StopProbe { entry, kind });
         }
         if has_pre_stop {
             self.out.push(Action::RunHook { entry, instance, pid, hook: HookKind::PreStop });
-            self.out.push(Action::ArmTimer { timer: Timer::Stop(entry, instance), at: now + grace });
+            self.out.push(Action::ArmTimer { timer: Timer::Stop(entry, instance), at: deadline });
         } else {
-            self.send_stop(entry, now, now + grace);
+            self.send_stop(entry, now, deadline);
         }
     }
 
     /// Sends the stop signal now and arms SIGKILL for `max(now + 2 s, deadline)`.
     fn send_stop(&mut self, entry: EntryId, now: Instant, deadline: Instant) {
         let signal = self.spec.entries[entry].stop_signal;
-        let e = &mut self.entries[entry];
-        let (Some(pid), Some(stopping)) = (e.run.pid, e.run.stopping.as_mut()) else { return };
-        if stopping.signalled.is_some() {
+        let instance = self.entries[entry].instance;
+        let Some(live) = self.entries[entry].live() else { return };
+        let Some(stop) = live.stop() else { return };
+        if stop.signalled_at.is_some() {
             return;
         }
-        stopping.signalled = Some(now);
-        stopping.in_hook = false;
-        let instance = e.instance;
-        tracing::info!(
-            event = "stopping",
-            process = self.spec.entries[entry].name,
-            pid,
-            signal = signal.to_string(),
-            "stopping {} (pid {pid}) with {signal}",
-            self.spec.entries[entry].name,
-        );
+        let pid = live.pid();
+        let at = (now + MIN_STOP_GRACE).max(deadline);
+        let mut stop = stop.clone();
+        stop.signalled_at = Some(now);
+        stop.kill_at = Some(at);
+        stop.in_hook = false;
+        self.set_stage(entry, Stage::Stopping(stop));
+        let text = format!("stopping {} (pid {pid}) with {signal}", self.name(entry));
+        let n = self.note(Level::Info, "stopping", entry, text);
+        n.pid = Some(pid);
+        n.signal = Some(signal);
         self.out.push(Action::Signal { entry, pid, signal });
         if signal != Signal::CONT && signal != Signal::KILL {
             // A stopped process (Ctrl-Z, SIGSTOP) cannot act on its stop signal
             // until it runs again; systemd sends SIGCONT after it for the same reason.
             self.out.push(Action::Signal { entry, pid, signal: Signal::CONT });
         }
-        let at = (now + MIN_STOP_GRACE).max(deadline);
         self.out.push(Action::ArmTimer { timer: Timer::Stop(entry, instance), at });
     }
 
-    // ----- timers -----
-
-    fn on_timer(&mut self, timer: Timer, now: Instant) {
-        match timer {
-            Timer::Backoff(entry) => {
-                if self.entries[entry].state == State::Backoff && !self.terminating() {
-                    self.restart(entry, now);
-                }
+    fn on_stop_timer(&mut self, entry: EntryId, stop: Stop, now: Instant) {
+        match stop.signalled_at {
+            // The grace ran out during pre_stop: the stop signal now, SIGKILL 2 s later.
+            None => self.send_stop(entry, now, now),
+            Some(_) if !stop.killed => {
+                let Some(pid) = self.entries[entry].live().map(Live::pid) else { return };
+                self.set_stage(entry, Stage::Stopping(Stop { killed: true, ..stop }));
+                let text = format!("{} (pid {pid}) did not stop in time; sending SIGKILL", self.name(entry));
+                self.note(Level::Warn, "killed", entry, text).pid = Some(pid);
+                self.out.push(Action::Signal { entry, pid, signal: Signal::KILL });
             }
-            Timer::Stop(entry, instance) => {
-                if !self.is_live(entry, instance) {
-                    return;
-                }
-                let Some(stopping) = &self.entries[entry].run.stopping else { return };
-                match stopping.signalled {
-                    None => self.send_stop(entry, now, now),
-                    Some(_) => {
-                        if let Some(pid) = self.entries[entry].run.pid {
-                            tracing::warn!(
-                                event = "killed",
-                                process = self.name(entry),
-                                pid,
-                                "{} (pid {pid}) did not stop in time; sending SIGKILL",
-                                self.name(entry)
-                            );
-                            self.out.push(Action::Signal { entry, pid, signal: Signal::KILL });
-                        }
-                    }
-                }
-            }
-            Timer::Budget => {
-                tracing::warn!(
-                    event = "budget_spent",
-                    "termination_grace_period is spent: stopping every process left"
-                );
-                self.spend_budget(now);
-            }
+            Some(_) => self.debug(Some(entry), "stop timer after SIGKILL ignored".into()),
         }
     }
 
-    // ----- termination (rules 9-13) -----
+    // ----- termination -----
 
     fn on_terminate(&mut self, signal: Signal, now: Instant) {
         match self.phase {
             Phase::Terminating { spent, .. } => {
-                // Rule 12: a second SIGINT spends the budget; SIGTERM changes nothing.
+                // A second SIGINT spends the budget; SIGTERM changes nothing.
                 if signal == Signal::INT && !spent {
-                    tracing::warn!(event = "budget_spent", "second SIGINT: stopping everything now");
+                    let n = Note::new(
+                        Level::Warn,
+                        "budget_spent",
+                        None,
+                        "second SIGINT: stopping everything now".into(),
+                    );
+                    self.notes.push(n);
                     self.spend_budget(now);
                 } else {
-                    tracing::info!("{signal} received during termination; nothing changes");
+                    let n = Note::new(
+                        Level::Info,
+                        "",
+                        None,
+                        format!("{signal} received during termination; nothing changes"),
+                    );
+                    self.notes.push(n);
                 }
             }
             Phase::Done => {}
             _ => {
-                tracing::info!(
-                    event = "terminating",
-                    signal = signal.to_string(),
-                    "{signal} received: terminating the pod"
+                let mut n = Note::new(
+                    Level::Info,
+                    "terminating",
+                    None,
+                    format!("{signal} received: terminating the pod"),
                 );
+                n.signal = Some(signal);
+                self.notes.push(n);
                 self.term_signal = Some(signal);
                 self.begin_termination(now);
             }
         }
     }
 
-    /// Rule 9-10: from now on nothing restarts; every running entry's pre_stop
-    /// starts, inits and mains get their stop signal after it, sidecars in reverse
+    /// From now on nothing restarts; every running entry's pre_stop starts,
+    /// inits and mains get their stop signal after it, sidecars in reverse
     /// order once everything after them is gone.
     fn begin_termination(&mut self, now: Instant) {
         let deadline = now + self.spec.termination_grace_period;
@@ -876,39 +1122,37 @@ impl Pod {
         self.out.push(Action::ArmTimer { timer: Timer::Budget, at: deadline });
         for entry in 0..self.entries.len() {
             let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();
-            let e = &mut self.entries[entry];
-            match e.state {
-                State::Spawning => {
+            let instance = self.entries[entry].instance;
+            match &self.entries[entry].state {
+                EntryState::Spawning { .. } => {
                     // A spawn asked for in this same step is withdrawn; one
                     // already carried out is waited for: its `Spawned` stops
                     // it, its `SpawnFailed` ends it.
-                    let instance = e.instance;
                     let asked = Action::Spawn { entry, instance };
                     if let Some(i) = self.out.iter().position(|a| *a == asked) {
                         self.out.remove(i);
-                        e.state = State::Exited;
+                        self.entries[entry].state = EntryState::Exited;
                     }
                 }
-                State::Waiting | State::Backoff => {
-                    // Not running: not waited for (rule 10).
-                    if e.state == State::Backoff {
+                EntryState::Waiting | EntryState::Backoff { .. } => {
+                    // Not running: not waited for.
+                    if matches!(self.entries[entry].state, EntryState::Backoff { .. }) {
                         self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
                     }
-                    e.state = State::Exited;
+                    self.entries[entry].state = EntryState::Exited;
                 }
-                State::Exited => {}
-                State::Running => {
+                EntryState::Exited => {}
+                EntryState::Running(live) => {
                     for kind in [ProbeKind::Startup, ProbeKind::Liveness] {
                         self.out.push(Action::StopProbe { entry, kind });
                     }
-                    match e.run.stopping.as_mut() {
-                        Some(s) => s.cause = StopCause::Termination,
-                        None => {
-                            let in_hook = has_pre_stop;
-                            e.run.stopping =
-                                Some(Stopping { cause: StopCause::Termination, in_hook, signalled: None });
-                            if let (true, Some(pid)) = (in_hook, e.run.pid) {
-                                let instance = e.instance;
+                    let pid = live.pid();
+                    let stop = match &live.stage {
+                        // A stop under way (a failure's) becomes the
+                        // termination's; its deadline and hook stay.
+                        Stage::Stopping(s) => Stop { cause: StopCause::Termination, ..s.clone() },
+                        stage => {
+                            if has_pre_stop {
                                 self.out.push(Action::RunHook {
                                     entry,
                                     instance,
@@ -916,27 +1160,37 @@ impl Pod {
                                     hook: HookKind::PreStop,
                                 });
                             }
+                            let (ready, readiness) = match stage {
+                                Stage::Started { ready, readiness, .. } => (*ready, *readiness),
+                                _ => (false, Streak::default()),
+                            };
+                            Stop {
+                                cause: StopCause::Termination,
+                                deadline,
+                                in_hook: has_pre_stop,
+                                signalled_at: None,
+                                kill_at: None,
+                                killed: false,
+                                started: live.started(),
+                                ready,
+                                readiness,
+                            }
                         }
-                    }
+                    };
+                    self.set_stage(entry, Stage::Stopping(stop));
                 }
             }
         }
         self.drive_termination(now);
     }
 
-    /// Sends every stop signal that is due now (rule 10). Idempotent.
+    /// Sends every stop signal that is due now. Idempotent.
     fn drive_termination(&mut self, now: Instant) {
         let Phase::Terminating { deadline, spent } = self.phase else { return };
         let waiting = |e: &Entry| {
-            e.state == State::Running
-                && e.run.stopping.as_ref().is_some_and(|s| s.signalled.is_none() && (!s.in_hook || spent))
+            e.live().and_then(Live::stop).is_some_and(|s| s.signalled_at.is_none() && (!s.in_hook || spent))
         };
         for entry in 0..self.entries.len() {
-            let e = &mut self.entries[entry];
-            if e.state == State::Running && e.run.stopping.is_none() {
-                e.run.stopping =
-                    Some(Stopping { cause: StopCause::Termination, in_hook: false, signalled: None });
-            }
             if waiting(&self.entries[entry]) && (spent || self.role(entry) != Role::Sidecar) {
                 self.send_stop(entry, now, deadline);
             }
@@ -944,14 +1198,15 @@ impl Pod {
         if spent {
             return;
         }
-        let others_alive = (0..self.entries.len()).any(|i| self.role(i) != Role::Sidecar && self.is_alive(i));
+        let others_alive =
+            (0..self.entries.len()).any(|i| self.role(i) != Role::Sidecar && self.entries[i].is_alive());
         if others_alive {
             return;
         }
         let sidecars: Vec<EntryId> =
             (0..self.entries.len()).filter(|&i| self.role(i) == Role::Sidecar).collect();
         for &s in sidecars.iter().rev() {
-            if !self.is_alive(s) {
+            if !self.entries[s].is_alive() {
                 continue;
             }
             if waiting(&self.entries[s]) {
@@ -962,22 +1217,25 @@ impl Pod {
         }
     }
 
-    /// Rule 11-12: the budget is spent; every entry not yet signalled gets its
-    /// stop signal now and SIGKILL 2 s later.
+    /// The budget is spent; every entry not yet signalled gets its stop signal
+    /// now and SIGKILL 2 s later.
     fn spend_budget(&mut self, now: Instant) {
-        let Phase::Terminating { spent: false, deadline } = self.phase else { return };
+        let Phase::Terminating { spent: false, .. } = self.phase else { return };
         self.phase = Phase::Terminating { deadline: now, spent: true };
-        // Spent early (a second SIGINT): SIGKILLs armed for the old deadline come forward.
-        let early = now < deadline;
-        for entry in (0..self.entries.len()).filter(|_| early) {
-            let e = &self.entries[entry];
-            if e.state != State::Running {
+        // Everyone already signalled gets SIGKILL once its 2 s floor is over:
+        // SIGKILLs armed for a later deadline (the budget spent early by a
+        // second SIGINT, or a failure's own grace that outlasts the budget)
+        // come forward.
+        for entry in 0..self.entries.len() {
+            let instance = self.entries[entry].instance;
+            let Some(stop) = self.entries[entry].live().and_then(Live::stop).cloned() else { continue };
+            let (Some(signalled), Some(kill_at), false) = (stop.signalled_at, stop.kill_at, stop.killed)
+            else {
                 continue;
-            }
-            // Already signalled: SIGKILL once its 2 s floor is over.
-            if let Some(at) = e.run.stopping.as_ref().and_then(|s| s.signalled) {
-                let instance = e.instance;
-                let at = (at + MIN_STOP_GRACE).max(now);
+            };
+            let at = (signalled + MIN_STOP_GRACE).max(now);
+            if at < kill_at {
+                self.set_stage(entry, Stage::Stopping(Stop { kill_at: Some(at), ..stop }));
                 self.out.push(Action::ArmTimer { timer: Timer::Stop(entry, instance), at });
             }
         }
@@ -985,7 +1243,7 @@ impl Pod {
     }
 
     fn finish_if_empty(&mut self) {
-        if !self.terminating() || (0..self.entries.len()).any(|i| self.is_alive(i)) {
+        if !self.terminating() || self.entries.iter().any(Entry::is_alive) {
             return;
         }
         let status = self.exit_status();
@@ -994,7 +1252,7 @@ impl Pod {
         self.phase = Phase::Done;
     }
 
-    /// SPEC "Exit status of podinit".
+    /// docs/signals.md, "Exit statuses".
     fn exit_status(&self) -> i32 {
         if let Some(status) = self.failed_init {
             return status;
@@ -1007,6 +1265,92 @@ impl Pod {
             .filter_map(|&m| self.entries[m].last_exit)
             .find(|x| !x.success())
             .map_or(0, Exit::status)
+    }
+}
+
+/// What carries out actions: the runtime for real, the tests with fakes.
+pub trait Effects {
+    /// Carries out one action (`Exit` too: the driver also keeps its status).
+    /// The pod is as the step left it. A `Spawn` returns its result (`Spawned`
+    /// or `SpawnFailed`), which the [`Driver`] queues like any event.
+    fn perform(&mut self, pod: &Pod, action: Action, now: Instant) -> Option<Event>;
+
+    /// Hears what the step found worth saying, before its actions are
+    /// carried out (the runtime logs it).
+    fn say(&mut self, _pod: &Pod, _notes: Vec<Note>) {}
+}
+
+/// The one routine that runs a [`Pod`]: events wait in a queue, one is handled
+/// per [`Driver::step`], its actions are carried out by [`Effects`], and a
+/// spawn's result joins the back of the queue. The runtime's event loop, the
+/// unit tests' simulator and the property tests all drive the pod through it.
+#[derive(Debug, Default)]
+pub struct Driver {
+    queue: VecDeque<Event>,
+    /// Set once an `Exit` action was seen.
+    exit: Option<i32>,
+}
+
+impl Driver {
+    /// An empty queue.
+    pub fn new() -> Driver {
+        Driver::default()
+    }
+
+    /// Queues an event that happened (at the back).
+    pub fn push(&mut self, event: Event) {
+        self.queue.push_back(event);
+    }
+
+    /// Queues an event ahead of the others: for tests that play an event as
+    /// having arrived before the queued ones.
+    pub fn push_front(&mut self, event: Event) {
+        self.queue.push_front(event);
+    }
+
+    /// Whether events wait.
+    pub fn is_busy(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// The exit status, once the pod has emitted `Exit`.
+    pub fn exit(&self) -> Option<i32> {
+        self.exit
+    }
+
+    /// Starts the pod and carries out its first actions.
+    pub fn start(&mut self, pod: &mut Pod, fx: &mut impl Effects, now: Instant) {
+        let actions = pod.start(now);
+        let notes = pod.take_notes();
+        fx.say(pod, notes);
+        self.apply(pod, actions, fx, now);
+    }
+
+    /// Handles the next queued event, if any; `false` when none waited.
+    pub fn step(&mut self, pod: &mut Pod, fx: &mut impl Effects, now: Instant) -> bool {
+        let Some(event) = self.queue.pop_front() else { return false };
+        let actions = pod.handle(event, now);
+        let notes = pod.take_notes();
+        fx.say(pod, notes);
+        self.apply(pod, actions, fx, now);
+        true
+    }
+
+    /// Handles queued events until none is left (tests; the runtime steps one
+    /// at a time so that signals come in between).
+    pub fn run_queue(&mut self, pod: &mut Pod, fx: &mut impl Effects, now: Instant) {
+        while self.step(pod, fx, now) {}
+    }
+
+    fn apply(&mut self, pod: &Pod, actions: Vec<Action>, fx: &mut impl Effects, now: Instant) {
+        for action in actions {
+            if let Action::Exit { status } = action {
+                self.exit = Some(status);
+            }
+            if let Some(result) = fx.perform(pod, action, now) {
+                self.queue.push_back(result);
+            }
+        }
     }
 }
 

@@ -1,10 +1,10 @@
 //! Property tests of the lifecycle: random pods, random events at any moment
 //! (exits with any status, probe and hook results, timers, signals, during
 //! startup and termination), against the invariants written at the top of
-//! `lifecycle.rs`. The harness plays the processes: they die when SIGKILLed,
+//! `lifecycle/mod.rs`, driven by the same [`Driver`] as the runtime. The harness plays the processes: they die when SIGKILLed,
 //! and on their stop signal either die or ignore it, as the case draws.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
@@ -102,125 +102,47 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64) -> PodSpec
     }
 }
 
-/// The processes, as the harness plays them, and what the invariants need.
-struct World {
-    pod: Pod,
-    now: Instant,
+/// The fake runtime: plays the processes and checks every action against the
+/// invariants as it is carried out (it sees the pod as the step left it).
+struct Fx {
     timers: BTreeMap<Timer, Instant>,
     live: BTreeMap<EntryId, (Instance, bool /* killed */, bool /* term */)>,
     fail_spawns: bool,
     exited: Option<i32>,
-    term_signals: BTreeMap<(EntryId, Instance), u32>,
-    /// Entries whose stop began before termination (a probe kill): not ordered.
-    stopped_before_termination: BTreeSet<(EntryId, Instance)>,
+    /// When each instance got its stop signal.
+    term_signals: BTreeMap<(EntryId, Instance), Instant>,
+    /// Entries whose stop began before termination (a probe kill): not
+    /// ordered; with when the stop began.
+    stopped_before_termination: BTreeMap<(EntryId, Instance), Instant>,
     ever_started: BTreeSet<EntryId>,
     inits_ok: BTreeSet<EntryId>,
     mains_spawned: BTreeSet<EntryId>,
     first_term_signal: Option<i32>,
-    /// Spawn results not handed to the lifecycle yet.
-    results: VecDeque<Event>,
+    /// When the termination budget runs out, once termination has begun.
+    budget_deadline: Option<Instant>,
+    /// Spawns asked for in the current step.
+    spawns_this_step: usize,
+    /// The first invariant broken, if any.
+    broken: Option<String>,
 }
 
-impl World {
-    fn role(&self, e: EntryId) -> Role {
-        self.pod.spec().entries[e].role
+impl Fx {
+    fn fail(&mut self, why: String) {
+        self.broken.get_or_insert(why);
     }
 
-    fn terminating(&self) -> bool {
-        matches!(self.pod.phase(), Phase::Terminating { .. } | Phase::Done)
-    }
-
-    /// Carries out `actions` as the supervisor does. A spawn's result is
-    /// queued in `results`, delivered by [`World::deliver`]: a signal may be
-    /// handled before it, as in the supervisor's queue.
-    fn apply(&mut self, actions: Vec<Action>) -> Result<(), TestCaseError> {
-        for a in actions {
-            prop_assert!(self.exited.is_none(), "action after Exit: {a:?}");
-            match a {
-                Action::Spawn { entry, instance } => {
-                    prop_assert!(!self.terminating(), "spawn of {entry} after termination began");
-                    if self.role(entry) == Role::Main && self.mains_spawned.insert(entry) {
-                        for (i, e) in self.pod.spec().entries.iter().enumerate() {
-                            match e.role {
-                                Role::Init => {
-                                    prop_assert!(self.inits_ok.contains(&i), "main before init {i} succeeded")
-                                }
-                                Role::Sidecar => prop_assert!(
-                                    self.ever_started.contains(&i),
-                                    "main before sidecar {i} started"
-                                ),
-                                Role::Main => {}
-                            }
-                        }
-                    }
-                    let ev = if self.fail_spawns {
-                        Event::SpawnFailed { entry, instance, status: 127 }
-                    } else {
-                        self.live.insert(entry, (instance, false, false));
-                        Event::Spawned { entry, instance, pid: 1000 + i32::try_from(entry).unwrap_or(0) }
-                    };
-                    self.results.push_back(ev);
-                }
-                Action::Signal { entry, signal, .. } => {
-                    let Some(&(instance, _, _)) = self.live.get(&entry) else { continue };
-                    if signal == Signal::KILL {
-                        if let Some(l) = self.live.get_mut(&entry) {
-                            l.1 = true;
-                        }
-                    } else if signal == Signal::TERM {
-                        let n = self.term_signals.entry((entry, instance)).or_default();
-                        *n += 1;
-                        prop_assert!(*n == 1, "{entry}/{instance} got its stop signal twice");
-                        if let Some(l) = self.live.get_mut(&entry) {
-                            l.2 = true;
-                        }
-                        if !self.terminating() {
-                            self.stopped_before_termination.insert((entry, instance));
-                        }
-                        let spent = matches!(self.pod.phase(), Phase::Terminating { spent: true, .. });
-                        if self.terminating()
-                            && !spent
-                            && self.role(entry) == Role::Sidecar
-                            && !self.stopped_before_termination.contains(&(entry, instance))
-                        {
-                            for &other in self.live.keys() {
-                                let r = self.role(other);
-                                prop_assert!(
-                                    !(r != Role::Sidecar || other > entry),
-                                    "sidecar {entry} stopped while {other} ({r:?}) is alive"
-                                );
-                            }
-                        }
-                    }
-                }
-                Action::ArmTimer { timer, at } => {
-                    self.timers.insert(timer, at);
-                }
-                Action::CancelTimer(t) => {
-                    self.timers.remove(&t);
-                }
-                Action::Exit { status } => {
-                    prop_assert!(self.live.is_empty(), "exit with processes alive: {:?}", self.live);
-                    self.exited = Some(status);
-                }
-                Action::StartProbe { .. }
-                | Action::StopProbe { .. }
-                | Action::RunHook { .. }
-                | Action::StopChecks { .. } => {}
-            }
+    fn observe(&mut self, pod: &Pod, now: Instant) {
+        let terminating = matches!(pod.phase(), Phase::Terminating { .. } | Phase::Done);
+        if let Phase::Terminating { deadline, spent: false } = pod.phase() {
+            self.budget_deadline.get_or_insert(deadline);
         }
-        Ok(())
-    }
-
-    fn observe(&mut self) {
-        let terminating = self.terminating();
-        for (i, s) in self.pod.status().iter().enumerate() {
+        for (i, s) in pod.status().iter().enumerate() {
             // A stop begun before termination (probe or post_start failure) is
             // not ordered against anything (KEP-753 R40), even if its signal
             // comes after termination began (its pre_stop ran until then).
             if s.stopping && !terminating {
                 if let Some(&(instance, _, _)) = self.live.get(&i) {
-                    self.stopped_before_termination.insert((i, instance));
+                    self.stopped_before_termination.entry((i, instance)).or_insert(now);
                 }
             }
             if s.started {
@@ -231,26 +153,158 @@ impl World {
             }
         }
     }
+}
 
-    fn event(&mut self, ev: Event) -> Result<(), TestCaseError> {
+impl Effects for Fx {
+    fn perform(&mut self, pod: &Pod, a: Action, now: Instant) -> Option<Event> {
+        self.observe(pod, now);
+        let terminating = matches!(pod.phase(), Phase::Terminating { .. } | Phase::Done);
+        let role = |e: EntryId| pod.spec().entries[e].role;
         if self.exited.is_some() {
-            return Ok(());
+            self.fail(format!("action after Exit: {a:?}"));
         }
-        let actions = self.pod.handle(ev, self.now);
-        self.observe();
-        self.apply(actions)
+        match a {
+            Action::Spawn { entry, instance } => {
+                self.spawns_this_step += 1;
+                if self.spawns_this_step > 1 {
+                    self.fail(format!("a second spawn in one step: {entry}"));
+                }
+                if terminating {
+                    self.fail(format!("spawn of {entry} after termination began"));
+                }
+                if role(entry) == Role::Main && self.mains_spawned.insert(entry) {
+                    for (i, e) in pod.spec().entries.iter().enumerate() {
+                        match e.role {
+                            Role::Init if !self.inits_ok.contains(&i) => {
+                                self.fail(format!("main before init {i} succeeded"));
+                            }
+                            Role::Sidecar if !self.ever_started.contains(&i) => {
+                                self.fail(format!("main before sidecar {i} started"));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                return Some(if self.fail_spawns {
+                    Event::SpawnFailed { entry, instance, status: 127 }
+                } else {
+                    self.live.insert(entry, (instance, false, false));
+                    Event::Spawned { entry, instance, pid: 1000 + i32::try_from(entry).unwrap_or(0) }
+                });
+            }
+            Action::Signal { entry, signal, .. } => {
+                let &(instance, _, _) = self.live.get(&entry)?;
+                let spent = matches!(pod.phase(), Phase::Terminating { spent: true, .. })
+                    || self.budget_deadline.is_some_and(|d| now >= d);
+                if signal == Signal::KILL {
+                    // No SIGKILL before max(stop signal + 2 s, the stop's
+                    // deadline), unless the pod's budget is spent.
+                    let signalled = self.term_signals.get(&(entry, instance)).copied();
+                    let deadline = match self.stopped_before_termination.get(&(entry, instance)) {
+                        Some(&began) => Some(began + pod.spec().termination_grace_period),
+                        None => self.budget_deadline,
+                    };
+                    let earliest = signalled.map(|t| t + MIN_STOP_GRACE).max(deadline);
+                    if !spent && earliest.is_some_and(|e| now < e) {
+                        self.fail(format!("{entry}/{instance} SIGKILLed before {earliest:?} (now {now:?})"));
+                    }
+                    if let Some(l) = self.live.get_mut(&entry) {
+                        l.1 = true;
+                    }
+                } else if signal == Signal::TERM {
+                    if self.term_signals.insert((entry, instance), now).is_some() {
+                        self.fail(format!("{entry}/{instance} got its stop signal twice"));
+                    }
+                    if let Some(l) = self.live.get_mut(&entry) {
+                        l.2 = true;
+                    }
+                    if !terminating {
+                        self.stopped_before_termination.entry((entry, instance)).or_insert(now);
+                    }
+                    if terminating
+                        && !spent
+                        && role(entry) == Role::Sidecar
+                        && !self.stopped_before_termination.contains_key(&(entry, instance))
+                    {
+                        let alive: Vec<EntryId> = self.live.keys().copied().collect();
+                        for other in alive {
+                            let r = role(other);
+                            if r != Role::Sidecar || other > entry {
+                                self.fail(format!("sidecar {entry} stopped while {other} ({r:?}) is alive"));
+                            }
+                        }
+                    }
+                }
+            }
+            Action::ArmTimer { timer, at } => {
+                self.timers.insert(timer, at);
+            }
+            Action::CancelTimer(t) => {
+                self.timers.remove(&t);
+            }
+            Action::Exit { status } => {
+                if !self.live.is_empty() {
+                    self.fail(format!("exit with processes alive: {:?}", self.live));
+                }
+                self.exited = Some(status);
+            }
+            Action::StartProbe { .. }
+            | Action::StopProbe { .. }
+            | Action::RunHook { .. }
+            | Action::StopChecks { .. } => {}
+        }
+        None
+    }
+}
+
+/// The pod, the one driver the runtime uses too, the fake runtime and its clock.
+struct World {
+    pod: Pod,
+    driver: Driver,
+    fx: Fx,
+    now: Instant,
+}
+
+impl World {
+    fn terminating(&self) -> bool {
+        matches!(self.pod.phase(), Phase::Terminating { .. } | Phase::Done)
     }
 
-    /// Hands the lifecycle every queued spawn result (and those they lead to).
-    fn deliver(&mut self) -> Result<(), TestCaseError> {
-        while let Some(ev) = self.results.pop_front() {
-            self.event(ev)?;
+    /// Handles every queued event, one step at a time, checking after each.
+    fn run(&mut self) -> Result<(), TestCaseError> {
+        loop {
+            self.fx.spawns_this_step = 0;
+            if !self.driver.step(&mut self.pod, &mut self.fx, self.now) {
+                break;
+            }
+            self.fx.observe(&self.pod, self.now);
+            if let Some(why) = self.fx.broken.take() {
+                return Err(TestCaseError::fail(why));
+            }
         }
         Ok(())
     }
 
+    fn event(&mut self, ev: Event) -> Result<(), TestCaseError> {
+        if self.fx.exited.is_some() {
+            return Ok(());
+        }
+        self.driver.push(ev);
+        self.run()
+    }
+
+    /// A signal may be handled before spawn results still queued (it arrived
+    /// before them): it goes to the front.
+    fn signal_first(&mut self, ev: Event) -> Result<(), TestCaseError> {
+        if self.fx.exited.is_some() {
+            return Ok(());
+        }
+        self.driver.push_front(ev);
+        self.run()
+    }
+
     fn exit(&mut self, entry: EntryId, exit: Exit) -> Result<(), TestCaseError> {
-        if let Some((instance, _, _)) = self.live.remove(&entry) {
+        if let Some((instance, _, _)) = self.fx.live.remove(&entry) {
             self.event(Event::Exited { entry, instance, exit })?;
         }
         Ok(())
@@ -258,14 +312,14 @@ impl World {
 
     fn wait(&mut self, d: Duration) -> Result<(), TestCaseError> {
         let end = self.now + d;
-        while let Some((&t, &at)) = self.timers.iter().filter(|(_, &at)| at <= end).min_by_key(|(_, &at)| at)
+        while let Some((&t, &at)) =
+            self.fx.timers.iter().filter(|(_, &at)| at <= end).min_by_key(|(_, &at)| at)
         {
-            self.timers.remove(&t);
+            self.fx.timers.remove(&t);
             self.now = self.now.max(at);
             self.event(Event::Timer(t))?;
-            self.deliver()?;
             // SIGKILLed processes die at once.
-            let killed: Vec<EntryId> = self.live.iter().filter(|(_, l)| l.1).map(|(&e, _)| e).collect();
+            let killed: Vec<EntryId> = self.fx.live.iter().filter(|(_, l)| l.1).map(|(&e, _)| e).collect();
             for e in killed {
                 self.exit(e, Exit::Signal(libc::SIGKILL))?;
             }
@@ -275,7 +329,7 @@ impl World {
     }
 
     fn nth_live(&self, n: usize) -> Option<(EntryId, Instance)> {
-        let v: Vec<_> = self.live.iter().map(|(&e, l)| (e, l.0)).collect();
+        let v: Vec<_> = self.fx.live.iter().map(|(&e, l)| (e, l.0)).collect();
         (!v.is_empty()).then(|| v[n % v.len()])
     }
 }
@@ -294,31 +348,30 @@ proptest! {
     ) {
         let spec = build(&shapes, policy, any_completion, grace_ms);
         let now = Instant::now();
-        let mut w = World {
-            pod: Pod::new(spec),
-            now,
+        let fx = Fx {
             timers: BTreeMap::new(),
             live: BTreeMap::new(),
             fail_spawns: false,
             exited: None,
             term_signals: BTreeMap::new(),
-            stopped_before_termination: BTreeSet::new(),
+            stopped_before_termination: BTreeMap::new(),
             ever_started: BTreeSet::new(),
             inits_ok: BTreeSet::new(),
             mains_spawned: BTreeSet::new(),
             first_term_signal: None,
-            results: VecDeque::new(),
+            budget_deadline: None,
+            spawns_this_step: 0,
+            broken: None,
         };
-        let actions = w.pod.start(now);
-        w.observe();
-        w.apply(actions)?;
+        let mut w = World { pod: Pod::new(spec), driver: Driver::new(), fx, now };
+        w.driver.start(&mut w.pod, &mut w.fx, now);
+        if let Some(why) = w.fx.broken.take() {
+            return Err(TestCaseError::fail(why));
+        }
+        w.run()?;
         for op in ops {
-            if w.exited.is_some() {
+            if w.fx.exited.is_some() {
                 break;
-            }
-            // A signal may be handled while spawn results are still queued.
-            if !matches!(op, Op::Signal(_)) {
-                w.deliver()?;
             }
             match op {
                 Op::Exit(n, s) => {
@@ -343,32 +396,29 @@ proptest! {
                 Op::Signal(s) => {
                     let signal = [Signal::TERM, Signal::INT, Signal::HUP, Signal::USR1][s as usize];
                     if matches!(signal, Signal::TERM | Signal::INT) && !w.terminating() {
-                        w.first_term_signal.get_or_insert(signal.number());
+                        w.fx.first_term_signal.get_or_insert(signal.number());
                     }
                     let ev = if matches!(signal, Signal::TERM | Signal::INT) {
                         Event::Terminate { signal }
                     } else {
                         Event::Forward { signal }
                     };
-                    w.event(ev)?;
-                    w.deliver()?;
+                    w.signal_first(ev)?;
                 }
-                Op::SpawnFails(f) => w.fail_spawns = f,
+                Op::SpawnFails(f) => w.fx.fail_spawns = f,
             }
         }
-        w.deliver()?;
         // End it: SIGTERM, then let time pass; processes die on their stop
         // signal (or only on SIGKILL), hooks return.
         if !w.terminating() {
-            w.first_term_signal.get_or_insert(libc::SIGTERM);
+            w.fx.first_term_signal.get_or_insert(libc::SIGTERM);
         }
         w.event(Event::Terminate { signal: Signal::TERM })?;
         for _ in 0..200 {
-            w.deliver()?;
-            if w.exited.is_some() {
+            if w.fx.exited.is_some() {
                 break;
             }
-            let live: Vec<(EntryId, Instance, bool)> = w.live.iter().map(|(&e, l)| (e, l.0, l.2)).collect();
+            let live: Vec<(EntryId, Instance, bool)> = w.fx.live.iter().map(|(&e, l)| (e, l.0, l.2)).collect();
             for (entry, instance, termed) in live {
                 w.event(Event::Hook { entry, instance, hook: HookKind::PreStop, ok: true })?;
                 if termed && term_dies {
@@ -377,17 +427,14 @@ proptest! {
             }
             w.wait(Duration::from_millis(500))?;
         }
-        let status = w.exited;
-        prop_assert!(status.is_some(), "no exit; live: {:?}, phase {:?}", w.live, w.pod.phase());
+        let status = w.fx.exited;
+        prop_assert!(status.is_some(), "no exit; live: {:?}, phase {:?}", w.fx.live, w.pod.phase());
         let status = status.unwrap_or_default();
         prop_assert!((0..=255).contains(&status), "status {status}");
-        if w.mains_spawned.is_empty() && !w.inits_ok.is_empty() {
-            // Either an init failed (its status) or a signal ended it (128 + N).
-        }
-        if w.mains_spawned.is_empty() {
+        if w.fx.mains_spawned.is_empty() {
             let failed_init = w.pod.status().iter().any(|s| s.role == Role::Init && s.last_exit.is_some_and(|x| !x.success()));
             if !failed_init {
-                prop_assert_eq!(Some(status), w.first_term_signal.map(|s| 128 + s));
+                prop_assert_eq!(Some(status), w.fx.first_term_signal.map(|s| 128 + s));
             }
         } else {
             let want = w

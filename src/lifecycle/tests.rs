@@ -37,116 +37,122 @@ fn pod(entries: Vec<EntrySpec>) -> PodSpec {
     }
 }
 
-/// A fake supervisor around a `Pod`.
-struct Sim {
-    pod: Pod,
-    now: Instant,
-    t0: Instant,
-    /// Everything done, in order, as readable strings.
+/// The fake runtime: records what it is asked to do as readable strings,
+/// answers `Spawn` with `Spawned` (pid = 100 * entry + instance) or with
+/// `SpawnFailed` for the entries in `fail_spawn`.
+struct SimFx {
+    names: Vec<String>,
+    /// Everything done, in order.
     log: Vec<String>,
     timers: BTreeMap<Timer, Instant>,
     /// Live instance per entry.
     live: BTreeMap<EntryId, (Instance, i32)>,
     exit: Option<i32>,
-    /// Names of entries whose spawn fails with this status.
+    /// Entries whose spawn fails with this status.
     fail_spawn: BTreeMap<EntryId, i32>,
+    /// What the machine said.
+    notes: Vec<Note>,
+}
+
+impl Effects for SimFx {
+    fn say(&mut self, _pod: &Pod, notes: Vec<Note>) {
+        self.notes.extend(notes);
+    }
+
+    fn perform(&mut self, _pod: &Pod, action: Action, _now: Instant) -> Option<Event> {
+        match action {
+            Action::Spawn { entry, instance } => {
+                self.log.push(format!("spawn {}", self.names[entry]));
+                return Some(match self.fail_spawn.get(&entry) {
+                    Some(&status) => Event::SpawnFailed { entry, instance, status },
+                    None => {
+                        let pid = i32::try_from(100 * entry as u64 + instance).unwrap();
+                        self.live.insert(entry, (instance, pid));
+                        Event::Spawned { entry, instance, pid }
+                    }
+                });
+            }
+            Action::Signal { signal: Signal::CONT, .. } => {}
+            Action::Signal { entry, signal, .. } => {
+                let what = if signal == Signal::KILL { "kill" } else { "stop" };
+                self.log.push(format!("{what} {}", self.names[entry]));
+            }
+            Action::StartProbe { entry, kind, .. } => {
+                self.log.push(format!("probe+ {} {kind:?}", self.names[entry]));
+            }
+            Action::StopProbe { .. } | Action::StopChecks { .. } => {}
+            Action::RunHook { entry, hook, .. } => {
+                self.log.push(format!("hook {} {hook:?}", self.names[entry]));
+            }
+            Action::ArmTimer { timer, at } => {
+                self.timers.insert(timer, at);
+            }
+            Action::CancelTimer(t) => {
+                self.timers.remove(&t);
+            }
+            Action::Exit { status } => {
+                assert!(self.exit.is_none(), "Exit emitted twice");
+                self.exit = Some(status);
+                self.log.push(format!("exit {status}"));
+            }
+        }
+        None
+    }
+}
+
+/// A pod driven by the lifecycle's own [`Driver`], as the runtime drives it,
+/// with [`SimFx`] for effects and a fake clock.
+struct Sim {
+    pod: Pod,
+    driver: Driver,
+    fx: SimFx,
+    now: Instant,
+    t0: Instant,
 }
 
 impl Sim {
     fn new(spec: PodSpec) -> Sim {
         let now = Instant::now();
-        let mut sim = Sim {
-            pod: Pod::new(spec),
-            now,
-            t0: now,
+        let names = spec.entries.iter().map(|e| e.name.clone()).collect();
+        let fx = SimFx {
+            names,
             log: vec![],
             timers: BTreeMap::new(),
             live: BTreeMap::new(),
             exit: None,
             fail_spawn: BTreeMap::new(),
+            notes: Vec::new(),
         };
-        let actions = sim.pod.start(now);
-        sim.apply(actions);
+        let mut sim = Sim { pod: Pod::new(spec), driver: Driver::new(), fx, now, t0: now };
+        sim.driver.start(&mut sim.pod, &mut sim.fx, now);
+        sim.driver.run_queue(&mut sim.pod, &mut sim.fx, now);
         sim
-    }
-
-    fn name(&self, e: EntryId) -> String {
-        self.pod.spec().entries[e].name.clone()
     }
 
     fn id(&self, name: &str) -> EntryId {
         self.pod.spec().entries.iter().position(|e| e.name == name).unwrap()
     }
 
-    /// Carries out `actions` as the supervisor does: a spawn's result is an
-    /// event handled after the whole batch, in turn.
-    fn apply(&mut self, actions: Vec<Action>) {
-        let mut results = Vec::new();
-        for a in actions {
-            match a {
-                Action::Spawn { entry, instance } => {
-                    self.log.push(format!("spawn {}", self.name(entry)));
-                    let ev = match self.fail_spawn.get(&entry) {
-                        Some(&status) => Event::SpawnFailed { entry, instance, status },
-                        None => {
-                            let pid = i32::try_from(100 * entry as u64 + instance).unwrap();
-                            self.live.insert(entry, (instance, pid));
-                            Event::Spawned { entry, instance, pid }
-                        }
-                    };
-                    results.push(ev);
-                }
-                Action::Signal { signal: Signal::CONT, .. } => {}
-                Action::Signal { entry, signal, .. } => {
-                    let what = if signal == Signal::KILL { "kill" } else { "stop" };
-                    self.log.push(format!("{what} {}", self.name(entry)));
-                }
-                Action::StartProbe { entry, kind, .. } => {
-                    self.log.push(format!("probe+ {} {kind:?}", self.name(entry)));
-                }
-                Action::StopProbe { .. } | Action::StopChecks { .. } => {}
-                Action::RunHook { entry, hook, .. } => {
-                    self.log.push(format!("hook {} {hook:?}", self.name(entry)));
-                }
-                Action::ArmTimer { timer, at } => {
-                    self.timers.insert(timer, at);
-                }
-                Action::CancelTimer(t) => {
-                    self.timers.remove(&t);
-                }
-                Action::Exit { status } => {
-                    assert!(self.exit.is_none(), "Exit emitted twice");
-                    self.exit = Some(status);
-                    self.log.push(format!("exit {status}"));
-                }
-            }
-        }
-        for ev in results {
-            let more = self.pod.handle(ev, self.now);
-            self.apply(more);
-        }
-    }
-
     fn event(&mut self, ev: Event) {
-        let actions = self.pod.handle(ev, self.now);
-        self.apply(actions);
+        self.driver.push(ev);
+        self.driver.run_queue(&mut self.pod, &mut self.fx, self.now);
     }
 
     fn exit(&mut self, name: &str, exit: Exit) {
         let e = self.id(name);
-        let (instance, _) = self.live.remove(&e).expect("exit of a process that is not running");
+        let (instance, _) = self.fx.live.remove(&e).expect("exit of a process that is not running");
         self.event(Event::Exited { entry: e, instance, exit });
     }
 
     fn probe(&mut self, name: &str, kind: ProbeKind, ok: bool) {
         let e = self.id(name);
-        let (instance, _) = self.live[&e];
+        let (instance, _) = self.fx.live[&e];
         self.event(Event::Probe { entry: e, instance, kind, ok });
     }
 
     fn hook(&mut self, name: &str, hook: HookKind, ok: bool) {
         let e = self.id(name);
-        let (instance, _) = self.live[&e];
+        let (instance, _) = self.fx.live[&e];
         self.event(Event::Hook { entry: e, instance, hook, ok });
     }
 
@@ -155,13 +161,14 @@ impl Sim {
         let end = self.now + d;
         loop {
             let next = self
+                .fx
                 .timers
                 .iter()
                 .filter(|(_, &at)| at <= end)
                 .min_by_key(|(_, &at)| at)
                 .map(|(&t, &at)| (t, at));
             let Some((t, at)) = next else { break };
-            self.timers.remove(&t);
+            self.fx.timers.remove(&t);
             self.now = self.now.max(at);
             self.event(Event::Timer(t));
         }
@@ -173,11 +180,11 @@ impl Sim {
     }
 
     fn take_log(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.log)
+        std::mem::take(&mut self.fx.log)
     }
 
     fn running(&self, name: &str) -> bool {
-        self.live.contains_key(&self.id(name))
+        self.fx.live.contains_key(&self.id(name))
     }
 }
 
@@ -213,8 +220,8 @@ fn rule2_failed_init_under_never_fails_the_pod_with_its_status() {
     sim.exit("init", Exit::Code(3));
     assert_eq!(sim.take_log(), s(&["stop side"]));
     sim.exit("side", Exit::Signal(TERM));
-    assert_eq!(sim.exit, Some(3));
-    assert!(!sim.log.iter().any(|l| l == "spawn m"));
+    assert_eq!(sim.fx.exit, Some(3));
+    assert!(!sim.fx.log.iter().any(|l| l == "spawn m"));
 }
 
 #[test]
@@ -435,6 +442,54 @@ fn rule7_pre_stop_runs_before_a_probe_kill() {
     assert_eq!(sim.take_log(), s(&["stop m"]), "a failing pre_stop changes nothing else");
 }
 
+/// The time pre_stop takes comes out of the stop's own grace, with the 2 s
+/// floor for the stop signal (kubernetes.io "Container Lifecycle Hooks").
+#[test]
+fn rule7_after_pre_stop_a_probe_kill_gets_the_rest_of_its_grace_not_2_s() {
+    for (hook_takes, kill_after) in [(1.0, 30.0), (29.5, 31.5)] {
+        let mut m = entry("m", Role::Main);
+        m.liveness_probe = Some(ProbeSpec { failure_threshold: 1, ..probe() });
+        m.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(1)));
+        let mut spec = pod(vec![m]);
+        spec.termination_grace_period = Duration::from_secs(30);
+        let mut sim = Sim::new(spec);
+        sim.take_log();
+        let t0 = sim.now;
+        sim.probe("m", ProbeKind::Liveness, false);
+        assert_eq!(sim.take_log(), s(&["hook m PreStop"]));
+        sim.advance(Duration::from_secs_f64(hook_takes));
+        sim.hook("m", HookKind::PreStop, true);
+        assert_eq!(sim.take_log(), s(&["stop m"]));
+        let kill_at = sim.fx.timers[&Timer::Stop(0, 1)];
+        assert_eq!(kill_at - t0, Duration::from_secs_f64(kill_after), "pre_stop took {hook_takes} s");
+        sim.advance(kill_at - sim.now - Duration::from_millis(1));
+        assert!(sim.take_log().is_empty());
+        sim.advance(Duration::from_millis(1));
+        assert_eq!(sim.take_log(), s(&["kill m"]));
+    }
+}
+
+/// The machine says what is worth saying as data: the runtime only logs it.
+#[test]
+fn notes_say_what_happened_with_their_fields() {
+    let mut side = entry("side", Role::Sidecar);
+    side.startup_probe = Some(probe());
+    let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+    for _ in 0..3 {
+        sim.probe("side", ProbeKind::Startup, false);
+    }
+    let failed = sim.fx.notes.iter().find(|n| n.event == "probe_failed").expect("a probe_failed note");
+    assert_eq!(failed.text, "side startup probe failed 3 times; restarting it");
+    assert_eq!((failed.level, failed.entry, failed.probe), (Level::Warn, Some(0), Some(ProbeKind::Startup)));
+    sim.exit("side", Exit::Signal(TERM));
+    sim.exit("side", Exit::Code(1));
+    let backoff = sim.fx.notes.iter().find(|n| n.event == "backoff").expect("a backoff note");
+    assert_eq!(backoff.text, "restarting side in 1s");
+    assert_eq!(backoff.delay, Some(Duration::from_secs(1)));
+    let exited = sim.fx.notes.iter().find(|n| n.event == "exited").expect("an exited note");
+    assert_eq!((exited.pid, exited.status), (Some(1), Some(128 + TERM)));
+}
+
 #[test]
 fn rule7_readiness_failures_never_kill() {
     let mut m = entry("m", Role::Main);
@@ -502,8 +557,8 @@ fn rule9_nothing_restarts_once_termination_begins() {
     sim.exit("m", Exit::Code(0));
     sim.exit("s2", Exit::Code(0));
     sim.advance(Duration::from_secs(100));
-    assert!(!sim.log.iter().any(|l| l.starts_with("spawn")), "{:?}", sim.log);
-    assert_eq!(sim.exit, Some(0));
+    assert!(!sim.fx.log.iter().any(|l| l.starts_with("spawn")), "{:?}", sim.fx.log);
+    assert_eq!(sim.fx.exit, Some(0));
 }
 
 #[test]
@@ -570,7 +625,7 @@ fn rule10_sidecars_wait_for_a_running_init() {
     sim.exit("init", Exit::Signal(TERM));
     assert_eq!(sim.take_log(), s(&["stop side"]));
     sim.exit("side", Exit::Signal(TERM));
-    assert_eq!(sim.exit, Some(128 + TERM), "terminated by a signal before any main ran");
+    assert_eq!(sim.fx.exit, Some(128 + TERM), "terminated by a signal before any main ran");
 }
 
 #[test]
@@ -585,7 +640,7 @@ fn rule10_entries_not_running_are_not_waited_for() {
     sim.event(Event::Terminate { signal: Signal::TERM });
     assert_eq!(sim.take_log(), s(&["stop s1"]));
     sim.exit("s1", Exit::Signal(TERM));
-    assert_eq!(sim.exit, Some(143));
+    assert_eq!(sim.fx.exit, Some(143));
     assert!(sim.elapsed() < Duration::from_secs(1));
 }
 
@@ -606,7 +661,7 @@ fn rule11_one_budget_with_two_second_floor_and_sigkill() {
     sim.advance(Duration::from_millis(1));
     assert_eq!(sim.take_log(), s(&["kill side"]));
     sim.exit("side", Exit::Signal(KILL));
-    assert_eq!(sim.exit, Some(0), "a sidecar's status during termination does not count");
+    assert_eq!(sim.fx.exit, Some(0), "a sidecar's status during termination does not count");
 }
 
 #[test]
@@ -708,7 +763,7 @@ fn exit_status_first_failing_main_in_file_order() {
     sim.exit("m3", Exit::Code(5));
     sim.exit("m2", Exit::Signal(KILL));
     sim.exit("m1", Exit::Code(0));
-    assert_eq!(sim.exit, Some(137));
+    assert_eq!(sim.fx.exit, Some(137));
 }
 
 #[test]

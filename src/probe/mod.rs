@@ -1,7 +1,7 @@
 //! Runs probe attempts and hooks: exec, tcp_socket, http_get, grpc (and sleep hooks).
 //!
 //! One attempt gives one bool; counting thresholds and deciding what a result
-//! means is `lifecycle.rs`'s job. An attempt that outlives its timeout is a
+//! means is the lifecycle's job. An attempt that outlives its timeout is a
 //! failure, and an exec attempt's whole process group is then killed (Kubernetes
 //! does the same since 1.20, `ExecProbeTimeout`). Exec attempts are spawned and
 //! reaped through the reaper like everything else, never waited on here.

@@ -41,15 +41,20 @@ pub fn reset_inherited() {
     }
 }
 
-/// Terminal mode: podinit ignores SIGTTIN and SIGTTOU for itself (the first
-/// main owns the foreground; podinit must not be stopped when it writes to the
-/// terminal or hands it back). Children reset them before exec like every
-/// other signal.
-pub fn ignore_terminal_stops() {
+/// Signals about podinit itself that must neither stop nor kill it, ignored
+/// for podinit only (children reset them before exec like every other
+/// signal): SIGTSTP, SIGTTIN, SIGTTOU (an init that stops, with its children
+/// running, helps no one; with a terminal the first main owns the foreground
+/// and podinit must not be stopped when it writes to the terminal or hands it
+/// back), and SIGXCPU and SIGXFSZ, which the kernel sends when podinit itself
+/// passes its CPU time or file size limit (forwarding them would kill an
+/// innocent main; ignored, a write past the limit fails instead).
+pub fn ignore_own_stops_and_limits() {
     // SAFETY: setting a signal to SIG_IGN installs no handler code.
     unsafe {
-        libc::signal(libc::SIGTTOU, libc::SIG_IGN);
-        libc::signal(libc::SIGTTIN, libc::SIG_IGN);
+        for sig in [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ] {
+            libc::signal(sig, libc::SIG_IGN);
+        }
     }
 }
 

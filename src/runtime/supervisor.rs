@@ -1,7 +1,7 @@
 //! The one event loop: turns signals, reaped exits, probe results and timers
 //! into lifecycle events, and carries out the actions the lifecycle returns.
 //!
-//! It decides nothing (that is `lifecycle.rs`); it owns every side effect:
+//! It decides nothing (that is `lifecycle/`); it owns every side effect:
 //! spawning, signalling process groups, probe and hook tasks, timers, output
 //! pumps, and the final clean-up (SPEC §2 rule 13): kill and reap every leftover
 //! descendant, then let the output drain, bounded in time so that podinit never
@@ -18,7 +18,7 @@
 //! zero backoff, a storm of spawn failures) can keep SIGTERM or reaping from
 //! being seen.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -31,7 +31,9 @@ use tokio::task::AbortHandle;
 use crate::config::LogMode;
 use crate::config::Signal;
 use crate::config::{HookSpec, PodSpec};
-use crate::lifecycle::{Action, EntryId, Event, HookKind, Instance, Pod, ProbeKind, Timer};
+use crate::lifecycle::{
+    Action, Driver, Effects, EntryId, Event, HookKind, Instance, Level, Note, Pod, ProbeKind, Timer,
+};
 use crate::output::{Framing, Output, Stream};
 use crate::runtime::reaper::{Reaper, Waiter};
 use crate::runtime::spawn::{command, spawn, Stdio3};
@@ -65,23 +67,28 @@ pub async fn run(spec: PodSpec, signals: Signals) -> i32 {
 
 struct Supervisor {
     pod: Pod,
+    driver: Driver,
+    fx: Runtime,
+    rx: mpsc::UnboundedReceiver<Event>,
+    status_rx: mpsc::UnboundedReceiver<crate::status::Request>,
+    /// The status socket's path and server task, removed at exit.
+    status_socket: Option<(std::path::PathBuf, AbortHandle)>,
+}
+
+/// What carries out the lifecycle's actions: every side effect of podinit.
+struct Runtime {
     reaper: Rc<Reaper>,
     output: Option<Output>,
     prefixes: Vec<Vec<u8>>,
     /// The entry that gets podinit's stdin (the first main).
     stdin_entry: Option<EntryId>,
     /// podinit's stdin is a terminal: the first main gets it as its
-    /// controlling terminal's foreground group, unprefixed (SPEC §3).
+    /// controlling terminal's foreground group, unprefixed.
     terminal: bool,
     tx: mpsc::UnboundedSender<Event>,
-    rx: mpsc::UnboundedReceiver<Event>,
     timers: BTreeMap<Timer, Instant>,
     probes: HashMap<(EntryId, ProbeKind), AbortHandle>,
     hooks: HashMap<(EntryId, HookKind), AbortHandle>,
-    queue: VecDeque<Event>,
-    status_rx: mpsc::UnboundedReceiver<crate::status::Request>,
-    /// The status socket's path and server task, removed at exit.
-    status_socket: Option<(std::path::PathBuf, AbortHandle)>,
     /// Spawn failures in a row, per entry (for [`worth_repeating`]).
     spawn_failures: Vec<u32>,
 }
@@ -99,135 +106,159 @@ impl Supervisor {
             let task = tokio::task::spawn_local(crate::status::serve_forever(listener, status_tx));
             (path, task.abort_handle())
         });
-        let spawn_failures = vec![0; spec.entries.len()];
-        Supervisor {
-            pod: Pod::new(spec),
+        let fx = Runtime {
             reaper: Rc::new(Reaper::default()),
             output: Some(Output::start()),
             prefixes,
             stdin_entry,
             terminal: nix::unistd::isatty(0).unwrap_or(false),
             tx,
-            rx,
             timers: BTreeMap::new(),
             probes: HashMap::new(),
             hooks: HashMap::new(),
-            queue: VecDeque::new(),
-            status_rx,
-            status_socket,
-            spawn_failures,
-        }
+            spawn_failures: vec![0; spec.entries.len()],
+        };
+        Supervisor { pod: Pod::new(spec), driver: Driver::new(), fx, rx, status_rx, status_socket }
     }
 
     async fn event_loop(&mut self, mut signals: Signals) -> i32 {
-        let actions = self.pod.start(Instant::now());
-        if let Some(status) = self.perform(actions) {
-            return status;
-        }
+        self.driver.start(&mut self.pod, &mut self.fx, Instant::now());
         loop {
-            if !self.queue.is_empty() {
+            if let Some(status) = self.driver.exit() {
+                return status;
+            }
+            if self.driver.is_busy() {
                 // Let the runtime poll its descriptors and timers (and reset
                 // its cooperative budget) before the next queued event.
                 tokio::task::yield_now().await;
             }
-            let next_timer = self.timers.values().min().copied();
-            let busy = !self.queue.is_empty();
+            let next_timer = self.fx.timers.values().min().copied();
+            let busy = self.driver.is_busy();
             tokio::select! {
                 biased;
                 Some(sig) = signals.next() => self.on_signal(sig),
-                Some(event) = self.rx.recv() => self.queue.push_back(event),
+                Some(event) = self.rx.recv() => self.driver.push(event),
                 Some(reply) = self.status_rx.recv() => {
                     let _ = reply.send(crate::status::render(&self.pod.status(), self.pod.phase(), self.pod.is_ready()));
                 }
                 () = sleep_until(next_timer) => {
                     let now = Instant::now();
-                    let due: Vec<Timer> = self.timers.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
+                    let due: Vec<Timer> = self.fx.timers.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
                     for t in due {
-                        self.timers.remove(&t);
-                        self.queue.push_back(Event::Timer(t));
+                        self.fx.timers.remove(&t);
+                        self.driver.push(Event::Timer(t));
                     }
                 }
                 () = std::future::ready(()), if busy => {
-                    if let Some(event) = self.queue.pop_front() {
-                        let actions = self.pod.handle(event, Instant::now());
-                        if let Some(status) = self.perform(actions) {
-                            return status;
-                        }
-                    }
+                    self.driver.step(&mut self.pod, &mut self.fx, Instant::now());
                 }
             }
         }
+    }
+
+    /// Removes the status socket, then kills, reaps and drains what is left.
+    async fn finish(&mut self) {
+        if let Some((path, task)) = self.status_socket.take() {
+            task.abort();
+            let _ = std::fs::remove_file(path);
+        }
+        self.fx.finish().await;
     }
 
     fn on_signal(&mut self, sig: i32) {
         match sig {
             libc::SIGCHLD => {
-                let reaped = self.reaper.drain();
+                let reaped = self.fx.reaper.drain();
                 for (entry, instance, exit) in reaped.entries {
-                    self.queue.push_back(Event::Exited { entry, instance, exit });
+                    self.driver.push(Event::Exited { entry, instance, exit });
                 }
             }
             _ => match Signal::new(sig) {
-                Some(signal @ (Signal::TERM | Signal::INT)) => {
-                    self.queue.push_back(Event::Terminate { signal })
-                }
-                Some(signal) => self.queue.push_back(Event::Forward { signal }),
+                Some(signal @ (Signal::TERM | Signal::INT)) => self.driver.push(Event::Terminate { signal }),
+                Some(signal) => self.driver.push(Event::Forward { signal }),
                 None => tracing::debug!("signal {sig} ignored"),
             },
         }
     }
+}
 
-    /// Carries out actions; returns the exit status when one says to exit.
-    fn perform(&mut self, actions: Vec<Action>) -> Option<i32> {
-        for action in actions {
-            match action {
-                Action::Spawn { entry, instance } => {
-                    // The result is an event like any other, handled in turn.
-                    let event = self.spawn_entry(entry, instance);
-                    self.queue.push_back(event);
+/// Logs one of the lifecycle's notes, with its fields for `--log-format json`.
+fn log_note(spec: &PodSpec, n: &Note) {
+    let process = n.entry.map(|e| spec.entries[e].name.as_str());
+    let event = (!n.event.is_empty()).then_some(n.event);
+    let signal = n.signal.map(|s| s.to_string());
+    let signal = signal.as_deref();
+    let delay_ms = n.delay.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let probe = n.probe.map(ProbeKind::as_str);
+    let hook = n.hook.map(HookKind::as_str);
+    let (pid, status, text) = (n.pid, n.status, &n.text);
+    macro_rules! emit {
+        ($level:ident) => {
+            tracing::$level!(event, process, pid, status, signal, delay_ms, probe, hook, "{text}")
+        };
+    }
+    match n.level {
+        Level::Debug => emit!(debug),
+        Level::Info => emit!(info),
+        Level::Warn => emit!(warn),
+    }
+}
+
+impl Effects for Runtime {
+    fn say(&mut self, pod: &Pod, notes: Vec<Note>) {
+        for n in &notes {
+            log_note(pod.spec(), n);
+        }
+    }
+
+    fn perform(&mut self, pod: &Pod, action: Action, _now: Instant) -> Option<Event> {
+        let spec = pod.spec();
+        match action {
+            // The result is an event like any other, handled in turn.
+            Action::Spawn { entry, instance } => return Some(self.spawn_entry(spec, entry, instance)),
+            Action::Signal { pid, signal, .. } => {
+                if let Err(e) = self.reaper.signal_group(pid, signal) {
+                    tracing::debug!("{signal} to group {pid}: {e}");
                 }
-                Action::Signal { pid, signal, .. } => {
-                    if let Err(e) = self.reaper.signal_group(pid, signal) {
-                        tracing::debug!("{signal} to group {pid}: {e}");
-                    }
+            }
+            Action::StartProbe { entry, instance, kind, not_before, .. } => {
+                self.start_probe(spec, entry, instance, kind, not_before);
+            }
+            Action::StopProbe { entry, kind } => {
+                if let Some(h) = self.probes.remove(&(entry, kind)) {
+                    h.abort();
                 }
-                Action::StartProbe { entry, instance, kind, not_before, .. } => {
-                    self.start_probe(entry, instance, kind, not_before);
-                }
-                Action::StopProbe { entry, kind } => {
-                    if let Some(h) = self.probes.remove(&(entry, kind)) {
+            }
+            Action::RunHook { entry, instance, hook, .. } => self.run_hook(spec, entry, instance, hook),
+            Action::StopChecks { entry } => {
+                self.probes.retain(|&(e, _), h| {
+                    if e == entry {
                         h.abort();
                     }
-                }
-                Action::RunHook { entry, instance, hook, .. } => self.run_hook(entry, instance, hook),
-                Action::StopChecks { entry } => {
-                    self.probes.retain(|&(e, _), h| {
-                        if e == entry {
-                            h.abort();
-                        }
-                        e != entry
-                    });
-                    self.hooks.retain(|&(e, _), h| {
-                        if e == entry {
-                            h.abort();
-                        }
-                        e != entry
-                    });
-                }
-                Action::ArmTimer { timer, at } => {
-                    self.timers.insert(timer, at);
-                }
-                Action::CancelTimer(timer) => {
-                    self.timers.remove(&timer);
-                }
-                Action::Exit { status } => return Some(status),
+                    e != entry
+                });
+                self.hooks.retain(|&(e, _), h| {
+                    if e == entry {
+                        h.abort();
+                    }
+                    e != entry
+                });
             }
+            Action::ArmTimer { timer, at } => {
+                self.timers.insert(timer, at);
+            }
+            Action::CancelTimer(timer) => {
+                self.timers.remove(&timer);
+            }
+            Action::Exit { .. } => {}
         }
         None
     }
+}
 
-    fn spawn_entry(&mut self, entry: EntryId, instance: Instance) -> Event {
-        let spec = &self.pod.spec().entries[entry];
+impl Runtime {
+    fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
+        let spec = &pod.entries[entry];
         let with_stdin = self.stdin_entry == Some(entry);
         let stdio = match (spec.log, with_stdin) {
             (_, true) if self.terminal => Stdio3::Terminal,
@@ -290,8 +321,15 @@ impl Supervisor {
         }
     }
 
-    fn start_probe(&mut self, entry: EntryId, instance: Instance, kind: ProbeKind, not_before: Instant) {
-        let spec = self.pod.spec().entries[entry].clone();
+    fn start_probe(
+        &mut self,
+        pod: &PodSpec,
+        entry: EntryId,
+        instance: Instance,
+        kind: ProbeKind,
+        not_before: Instant,
+    ) {
+        let spec = pod.entries[entry].clone();
         let Some(probe) = spec.probe(kind).cloned() else { return };
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
@@ -336,8 +374,8 @@ impl Supervisor {
         }
     }
 
-    fn run_hook(&mut self, entry: EntryId, instance: Instance, hook: HookKind) {
-        let spec = self.pod.spec().entries[entry].clone();
+    fn run_hook(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance, hook: HookKind) {
+        let spec = pod.entries[entry].clone();
         let Some(handler) = spec.hook(hook).cloned() else { return };
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
@@ -371,10 +409,6 @@ impl Supervisor {
     /// SPEC §2 rule 13: kill and reap every leftover descendant, then write out
     /// all output still buffered.
     async fn finish(&mut self) {
-        if let Some((path, task)) = self.status_socket.take() {
-            task.abort();
-            let _ = std::fs::remove_file(path);
-        }
         for h in self.probes.drain().map(|(_, h)| h).chain(self.hooks.drain().map(|(_, h)| h)) {
             h.abort();
         }
