@@ -292,3 +292,24 @@ fn a_stderr_nobody_reads_does_not_keep_the_pod_from_stopping_on_sigterm() {
         assert_eq!(exit.code, Some(128 + SIGTERM), "{what}: {exit:?}");
     }
 }
+
+#[test]
+fn podinit_passing_its_own_file_size_limit_neither_dies_nor_kills_a_main() {
+    let td = TestDir::new();
+    let noisy = "i=0; while [ $i -lt 200 ]; do echo 0123456789012345678901234567890123456789 >&2; i=$((i+1)); done\nsleep 0.3\nexit 3";
+    let cfg = td
+        .config(&format!("[pod]\ntermination_grace_period = \"2s\"\n\n{}", entry("app", "main", noisy, "")));
+    let log = td.file("stderr.log");
+    let file = std::fs::File::create(&log).unwrap();
+    // podinit's stderr is a regular file limited to 512 bytes: its writes past
+    // that get SIGXFSZ from the kernel.
+    let run = td
+        .podinit()
+        .config(&cfg)
+        .spawn_wrapped(&["sh", "-c", "ulimit -f 1; exec \"$@\"", "sh"], |cmd| {
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::from(file));
+        })
+        .log(&log);
+    let exit = run.wait();
+    assert_eq!(exit.code, Some(3), "the main's own status, not 128 + SIGXFSZ (153): {exit:?}");
+}
