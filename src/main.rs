@@ -1,5 +1,5 @@
 //! podinit's entry point: the only place that prints a fatal error and picks the
-//! exit status (SPEC "Exit status of podinit": 2 for usage and configuration).
+//! exit status (docs/signals.md, "Exit statuses": 2 for usage and configuration).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
@@ -86,7 +86,7 @@ fn config_error(e: &podinit::config::ConfigError) -> ExitCode {
 
 fn run(spec: podinit::config::PodSpec) -> i32 {
     if std::process::id() != 1 {
-        // SPEC §3: not PID 1 (e.g. under `docker run --init`), orphans must still
+        // Not PID 1 (e.g. under `docker run --init`), orphans must still
         // come to podinit to be reaped.
         if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
             tracing::warn!("cannot become child subreaper: {e}; orphans will not be reaped");

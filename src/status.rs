@@ -230,7 +230,7 @@ pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool) -> Report {
 
 /// The client: asks the podinit at `socket` (or the first default path that
 /// answers) and prints its report. Returns 0 when the pod is ready, 1 when not,
-/// 2 when no podinit answers (SPEC §5).
+/// 2 when no podinit answers (README, "Command line").
 pub fn client(socket: Option<PathBuf>, json: bool) -> i32 {
     let candidates = match socket {
         Some(p) => vec![p],

@@ -1,12 +1,12 @@
 //! Turns a byte offset in a TOML file into `line:col` and the dotted key path at
 //! that place (`process[2].startup_probe.period`).
 //!
-//! toml reports where a value is but not under which key, and SPEC §1 wants every
+//! toml reports where a value is but not under which key, and podinit wants every
 //! config error to name file, line, column *and* key. A full second parse is not
 //! possible when the first one failed, so this is a small lexical scan: it tracks
 //! `[table]` / `[[array]]` headers up to the error's line, then walks that line
 //! (keys, `{`, `}`, `,`, quoted strings) up to the column. It understands the
-//! ordinary one-line layout of SPEC §1; on anything stranger it gives a shorter
+//! ordinary one-line layout of the README examples; on anything stranger it gives a shorter
 //! path, never a wrong line or column.
 
 /// Where in the file: 1-based line and column (in characters), and the key path.

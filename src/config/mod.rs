@@ -9,7 +9,7 @@
 //! - `envfile`, `users`: `env_file` and `user` lookups;
 //! - `plan`: the start plan that `podinit check` prints.
 //!
-//! docs/configuration.md documents every key.
+//! README, "Configuration", documents the keys.
 
 pub mod envfile;
 pub mod locate;

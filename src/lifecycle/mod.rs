@@ -1,6 +1,6 @@
 //! The pod lifecycle as a pure state machine: events in, actions and notes out.
 //!
-//! Every lifecycle rule (docs/lifecycle.md: start sequence, restarts and
+//! Every lifecycle rule (README, "Lifecycle in short": start sequence, restarts and
 //! backoff, what probes do, completion, termination order and budget, exit
 //! status) is decided here and nowhere else. The module does no I/O at all: it
 //! touches no process, socket or clock (the current time is an argument) and
@@ -27,7 +27,7 @@
 //! - a sidecar gets its stop signal only after every main, every running init and
 //!   every later-declared running sidecar has exited, unless the budget is spent
 //!   or the stop began before termination (a probe or post_start failure, which
-//!   KEP-753 does not order against anything: R40 in docs/lifecycle.md);
+//!   KEP-753 does not order against anything, "Container probes" on kubernetes.io);
 //! - no main is spawned before every init has succeeded and every sidecar has
 //!   passed the sequence;
 //! - no process gets its stop signal twice;
@@ -409,7 +409,7 @@ impl Pod {
         self.phase
     }
 
-    /// Begins the start sequence (docs/lifecycle.md, "Startup").
+    /// Begins the start sequence (README, "Lifecycle in short").
     pub fn start(&mut self, now: Instant) -> Vec<Action> {
         self.advance(now);
         std::mem::take(&mut self.out)

@@ -1,4 +1,4 @@
-//! Every rule of SPEC §2 on the state machine alone: no processes, no sleeps.
+//! Every lifecycle rule on the state machine alone: no processes, no sleeps.
 //! `Sim` plays the supervisor: it answers `Spawn` with `Spawned` (pid = 100 *
 //! entry + instance), records signals and timers, and moves a fake clock.
 

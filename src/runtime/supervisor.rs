@@ -3,7 +3,7 @@
 //!
 //! It decides nothing (that is `lifecycle/`); it owns every side effect:
 //! spawning, signalling process groups, probe and hook tasks, timers, output
-//! pumps, and the final clean-up (SPEC §2 rule 13): kill and reap every leftover
+//! pumps, and the final clean-up (README, "Lifecycle in short"): kill and reap every leftover
 //! descendant, then let the output drain, bounded in time so that podinit never
 //! hangs on a pipe that a stray process still holds.
 //!
@@ -406,7 +406,7 @@ impl Runtime {
         }
     }
 
-    /// SPEC §2 rule 13: kill and reap every leftover descendant, then write out
+    /// Kills and reaps every leftover descendant, then writes out
     /// all output still buffered.
     async fn finish(&mut self) {
         for h in self.probes.drain().map(|(_, h)| h).chain(self.hooks.drain().map(|(_, h)| h)) {
