@@ -27,8 +27,9 @@ use tokio::sync::oneshot;
 
 use crate::config::Scheme;
 use crate::config::{EntrySpec, HttpGet, ProbeAction};
+use crate::lifecycle::exit_status::Exit;
 use crate::runtime::reaper::{Reaper, Waiter};
-use crate::runtime::spawn::{command, spawn, Stdio3};
+use crate::runtime::spawn::{command, spawn, SpawnError, Stdio3};
 
 /// Most bytes of an HTTP response head read before giving up on it.
 const MAX_HEAD: usize = 16 * 1024;
@@ -37,31 +38,67 @@ const REAP_WAIT: Duration = Duration::from_secs(1);
 /// Most redirects followed (as Go's client, which the kubelet uses).
 const MAX_REDIRECTS: usize = 10;
 
-/// One attempt of `action` for `entry`, bounded by `timeout`: `Ok`, or why it failed.
+/// Why a probe attempt or a hook failed; its text is what the logs say.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The exec attempt's program could not be started.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// The exec attempt exited with something other than 0.
+    #[error("{program} exited with {exit}")]
+    Exited { program: String, exit: Exit },
+    /// The exec attempt outlived its timeout; its group was killed.
+    #[error("{program} killed after {}", humantime::format_duration(*after))]
+    Killed { program: String, after: Duration },
+    /// The attempt's target did not answer within the timeout.
+    #[error("{target}: no answer within {}", humantime::format_duration(*after))]
+    NoAnswer { target: String, after: Duration },
+    #[error("tcp {host}:{port}: {source}")]
+    Tcp { host: String, port: u16, source: std::io::Error },
+    #[error("http_get {host}:{port}{path}: {source}")]
+    Http { host: String, port: u16, path: String, source: std::io::Error },
+    #[error("http_get {host}:{port}{path}: status {status}")]
+    HttpStatus { host: String, port: u16, path: String, status: u16 },
+    #[error("grpc {host}:{port} service {service:?}: {source}")]
+    Grpc { host: String, port: u16, service: String, source: crate::probe::grpc::CheckError },
+    /// podinit is shutting down under the attempt.
+    #[error("podinit is exiting")]
+    Exiting,
+    /// A bug in podinit: the attempt panicked.
+    #[error("panicked (a bug in podinit): {0}")]
+    Panicked(String),
+}
+
+/// One attempt of `action` for `entry`, bounded by `timeout`.
+///
+/// # Errors
+/// The [`Failure`] that says why it did not pass.
 pub async fn attempt(
     reaper: &Rc<Reaper>,
     entry: &EntrySpec,
     action: &ProbeAction,
     timeout: Duration,
-) -> Result<(), String> {
-    let late = || format!("no answer within {}", humantime::format_duration(timeout));
+) -> Result<(), Failure> {
+    let late = |target: String| Failure::NoAnswer { target, after: timeout };
     match action {
         ProbeAction::Exec { argv } => exec(reaper, entry, argv, Some(timeout)).await,
         ProbeAction::TcpSocket { host, port } => {
             match tokio::time::timeout(timeout, TcpStream::connect((host.as_str(), *port))).await {
                 Ok(Ok(_)) => Ok(()),
-                Ok(Err(e)) => Err(format!("tcp {host}:{port}: {e}")),
-                Err(_) => Err(format!("tcp {host}:{port}: {}", late())),
+                Ok(Err(source)) => Err(Failure::Tcp { host: host.clone(), port: *port, source }),
+                Err(_) => Err(late(format!("tcp {host}:{port}"))),
             }
         }
-        ProbeAction::HttpGet(get) => {
-            tokio::time::timeout(timeout, http_get(get)).await.unwrap_or_else(|_| Err(late()))
-        }
+        ProbeAction::HttpGet(get) => tokio::time::timeout(timeout, http_get(get))
+            .await
+            .unwrap_or_else(|_| Err(late(format!("http_get {}:{}{}", get.host, get.port, get.path)))),
         ProbeAction::Grpc { host, port, service } => {
             match tokio::time::timeout(timeout, crate::probe::grpc::check(host, *port, service)).await {
                 Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(format!("grpc {host}:{port} service {service:?}: {e}")),
-                Err(_) => Err(format!("grpc {host}:{port}: {}", late())),
+                Ok(Err(source)) => {
+                    Err(Failure::Grpc { host: host.clone(), port: *port, service: service.clone(), source })
+                }
+                Err(_) => Err(late(format!("grpc {host}:{port}"))),
             }
         }
     }
@@ -80,20 +117,20 @@ impl Drop for KillOnDrop<'_> {
     }
 }
 
-/// Runs `argv` with the entry's environment, directory and user; `true` when it
+/// Runs `argv` with the entry's environment, directory and user; `Ok` when it
 /// exits 0 within `timeout` (no limit when `None`).
+///
+/// # Errors
+/// The [`Failure`]: not started, exited non-zero, killed at the timeout.
 pub async fn exec(
     reaper: &Rc<Reaper>,
     entry: &EntrySpec,
     argv: &[String],
     timeout: Option<Duration>,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let (tx, rx) = oneshot::channel();
     let cmd = command(entry, argv, Stdio3::Null);
-    let child = match spawn(reaper, cmd, std::ffi::OsStr::new(&argv[0]), Waiter::Task(tx)) {
-        Ok(child) => child,
-        Err((_, why)) => return Err(why),
-    };
+    let child = spawn(reaper, cmd, std::ffi::OsStr::new(&argv[0]), Waiter::Task(tx))?;
     let mut guard = KillOnDrop(reaper, i32::try_from(child.id()).ok());
     let mut rx = rx;
     let result = match timeout {
@@ -106,20 +143,16 @@ pub async fn exec(
             if exit.success() {
                 Ok(())
             } else {
-                Err(format!("{} exited with {exit}", argv[0]))
+                Err(Failure::Exited { program: argv[0].clone(), exit })
             }
         }
-        Ok(Err(_)) => Err("podinit is exiting".into()),
+        Ok(Err(_)) => Err(Failure::Exiting),
         Err(_) => {
             // Timed out: kill the attempt's whole group now, and wait (a
             // little) until it is reaped, so that attempts never pile up.
             drop(guard);
             let _ = tokio::time::timeout(REAP_WAIT, rx).await;
-            Err(format!(
-                "{} killed after {}",
-                argv[0],
-                humantime::format_duration(timeout.unwrap_or_default())
-            ))
+            Err(Failure::Killed { program: argv[0].clone(), after: timeout.unwrap_or_default() })
         }
     }
 }
@@ -129,17 +162,24 @@ pub async fn exec(
 /// `https` is TLS without certificate verification (`tls.rs`). Connection,
 /// TLS and protocol errors are failures (logged at debug level). No time limit
 /// of its own: callers bound it.
-pub async fn http_get(get: &HttpGet) -> Result<(), String> {
+///
+/// # Errors
+/// [`Failure::Http`] (connection, TLS, protocol) or [`Failure::HttpStatus`].
+pub async fn http_get(get: &HttpGet) -> Result<(), Failure> {
     let mut path = get.path.clone();
+    let (host, port) = (&get.host, get.port);
     for _ in 0..=MAX_REDIRECTS {
-        let (status, location) = request(get, &path)
-            .await
-            .map_err(|e| format!("http_get {}:{}{path}: {e}", get.host, get.port))?;
+        let (status, location) = request(get, &path).await.map_err(|source| Failure::Http {
+            host: host.clone(),
+            port,
+            path: path.clone(),
+            source,
+        })?;
         if !(300..400).contains(&status) {
             return if (200..400).contains(&status) {
                 Ok(())
             } else {
-                Err(format!("http_get {}:{}{path}: status {status}", get.host, get.port))
+                Err(Failure::HttpStatus { host: host.clone(), port, path, status })
             };
         }
         match location.and_then(|l| same_host_path(get, &l)) {

@@ -13,7 +13,7 @@
 //! ignored signal survives exec: programs would start with SIGRTMIN-range
 //! signals ignored.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -122,24 +122,44 @@ pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &[S], stdio: Stdio3) ->
     cmd
 }
 
+/// Why a program could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("cannot run {program:?}: not found")]
+    NotFound { program: OsString },
+    #[error("cannot run {program:?}: permission denied (not executable?)")]
+    PermissionDenied { program: OsString },
+    #[error("cannot run {program:?}: {source}")]
+    Other { program: OsString, source: io::Error },
+}
+
+impl SpawnError {
+    /// The shell's status for it: 127 not found, 126 for anything else.
+    pub fn status(&self) -> i32 {
+        match self {
+            SpawnError::NotFound { .. } => NOT_FOUND,
+            _ => CANNOT_EXECUTE,
+        }
+    }
+}
+
 /// Spawns and registers a process.
 ///
 /// # Errors
-/// `(status, message)`: 127 when the program is not found, 126 when it cannot be
-/// executed, with a message that names the path.
+/// A [`SpawnError`]: not found (status 127), not executable or any other
+/// reason (126); its message names the program.
 pub fn spawn(
     reaper: &Reaper,
     mut cmd: Command,
     program: &OsStr,
     waiter: Waiter,
-) -> Result<Child, (i32, String)> {
-    reaper.spawn(&mut cmd, waiter).map_err(|e| {
-        let status = if e.kind() == io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE };
-        let why = match e.kind() {
-            io::ErrorKind::NotFound => "not found".to_owned(),
-            io::ErrorKind::PermissionDenied => "permission denied (not executable?)".to_owned(),
-            _ => e.to_string(),
-        };
-        (status, format!("cannot run {program:?}: {why}"))
+) -> Result<Child, SpawnError> {
+    reaper.spawn(&mut cmd, waiter).map_err(|source| {
+        let program = program.to_owned();
+        match source.kind() {
+            io::ErrorKind::NotFound => SpawnError::NotFound { program },
+            io::ErrorKind::PermissionDenied => SpawnError::PermissionDenied { program },
+            _ => SpawnError::Other { program, source },
+        }
     })
 }

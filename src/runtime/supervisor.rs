@@ -303,7 +303,8 @@ impl Runtime {
                 // `child` is dropped without waiting: the reaper owns its exit.
                 Event::Spawned { entry, instance, pid }
             }
-            Err((status, why)) => {
+            Err(error) => {
+                let status = error.status();
                 let n = &mut self.spawn_failures[entry];
                 *n = n.saturating_add(1);
                 if worth_repeating(*n) {
@@ -312,7 +313,7 @@ impl Runtime {
                         event = "spawn_failed",
                         process = spec.name,
                         status,
-                        "{}: {why} (status {status}{times})",
+                        "{}: {error} (status {status}{times})",
                         spec.name
                     );
                 }
@@ -344,7 +345,7 @@ impl Runtime {
                         "{} {kind} probe attempt panicked (a bug in podinit): {panic}",
                         spec.name
                     );
-                    Err(format!("the attempt panicked: {panic}"))
+                    Err(crate::probe::Failure::Panicked(panic.0))
                 });
                 let ok = result.is_ok();
                 // Say why when a probe turns from passing (or new) to failing;
@@ -393,7 +394,7 @@ impl Runtime {
             };
             let result = CatchPanic::new(run).await.unwrap_or_else(|panic| {
                 tracing::error!("{} {which} hook panicked (a bug in podinit): {panic}", spec.name);
-                Err(format!("the hook panicked: {panic}"))
+                Err(crate::probe::Failure::Panicked(panic.0))
             });
             if let Err(why) = &result {
                 tracing::info!("{} {which} hook: {why}", spec.name);

@@ -13,7 +13,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// A future that resolves to `Err(message)` if polling the inner one panics.
+/// A panic caught in a task, with its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Panicked(pub String);
+
+/// A future that resolves to `Err(Panicked)` if polling the inner one panics.
 /// The inner future is never polled again after a panic.
 pub struct CatchPanic<F> {
     inner: Option<Pin<Box<F>>>,
@@ -27,11 +32,11 @@ impl<F: Future> CatchPanic<F> {
 }
 
 impl<F: Future> Future for CatchPanic<F> {
-    type Output = Result<F::Output, String>;
+    type Output = Result<F::Output, Panicked>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let Some(inner) = self.inner.as_mut() else {
-            return Poll::Ready(Err("polled after it panicked".into()));
+            return Poll::Ready(Err(Panicked("polled after it panicked".into())));
         };
         // The inner future is dropped right after a panic and never used again,
         // so whatever state the panic left it in is never observed.
@@ -43,7 +48,7 @@ impl<F: Future> Future for CatchPanic<F> {
             }
             Err(payload) => {
                 self.inner = None;
-                Poll::Ready(Err(panic_message(payload.as_ref())))
+                Poll::Ready(Err(Panicked(panic_message(payload.as_ref()))))
             }
         }
     }
@@ -74,7 +79,7 @@ mod tests {
             }
             1
         }));
-        assert_eq!(got, Err("boom 7".to_owned()));
+        assert_eq!(got, Err(Panicked("boom 7".to_owned())));
         assert_eq!(rt.block_on(CatchPanic::new(async { 2 })), Ok(2));
     }
 }
