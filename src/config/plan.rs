@@ -140,3 +140,20 @@ pub fn render(spec: &PodSpec) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{from_source, LoadOptions, Source};
+
+    #[test]
+    fn user_strings_print_exactly_as_written() {
+        let text = "[[process]]\nname = \"app\"\ncommand = [\"Serve\", \"--Port=80\"]\n\
+                    readiness_probe = { http_get = { port = 8080, path = \"/HealthZ\", host = \"LocalHost\" } }\n";
+        let source = Source { path: Some("pod.toml".into()), text: text.into() };
+        let spec = from_source(&source, &LoadOptions { command: vec![], is_root: false }).unwrap();
+        let plan = super::render(&spec);
+        assert!(plan.contains("http_get http://LocalHost:8080/HealthZ"), "{plan}");
+        assert!(plan.contains("Serve --Port=80"), "{plan}");
+        assert!(plan.contains("restart_policy Never, completion all"), "{plan}");
+    }
+}
