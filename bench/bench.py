@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measurements of bench/run (issue 6): podinit against tini, dumb-init, catatonit,
+"""Measurements of bench/run: podinit against tini, dumb-init, catatonit,
 s6, supervisord and horust.
 
 Runs every measurement, interleaved (round-robin across tools, the order rotated

@@ -1,5 +1,5 @@
 /*
- * orphans: the reaping load of bench/run (item 4 of issue 6).
+ * orphans: the reaping load of bench/run (thousands of orphans at once).
  *
  * Forks N/B children one after the other; each forks B grandchildren that
  * exit at once, then exits itself without waiting for them, and this process

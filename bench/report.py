@@ -3,7 +3,7 @@
 
 Pure formatting: no process is run here, so a report can be re-rendered from a
 saved JSON. Every figure is the median over the rounds (start-up: over all
-runs). Ratios are against tini-static, the reference of issue 6, except
+runs). Ratios are against tini-static, the reference, except
 throughput (against the child writing to a raw pipe) and start-up's "x bare"
 (against plain `true`). MB means 10^6 bytes; /proc gives KiB.
 
@@ -80,7 +80,7 @@ class Report:
         self.w("# Benchmarks: podinit against tini, dumb-init, catatonit, s6, supervisord and horust")
         self.w()
         self.w(f"Written by `bench/run{' --quick' if d['mode'] == 'quick' else ''}` on {d['date']} "
-               f"in {d['elapsed_s']:.0f} s of measuring (issue 6). Do not edit by hand: run `bench/run` again.")
+               f"in {d['elapsed_s']:.0f} s of measuring. Do not edit by hand: run `bench/run` again.")
         self.w()
         if d["mode"] == "quick":
             self.w("**Quick mode**: a few iterations, smaller loads. These figures only show that the "
@@ -451,7 +451,7 @@ class Report:
     # ------------------------------------------------------------ targets, commands
 
     def target_table(self):
-        self.w("## Targets of issue 6")
+        self.w("## Targets")
         self.w()
         if not self.targets:
             self.w("No target measured in this run.")

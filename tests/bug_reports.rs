@@ -1,4 +1,4 @@
-//! The bug reports of issue 7, one test each, named for the behaviour: small
+//! The bug reports reported, one test each, named for the behaviour: small
 //! inputs on which supervisors of this kind have failed in public. Plus the
 //! security rule that podinit never writes an environment value to its logs.
 //!
@@ -178,7 +178,7 @@ i=0; while [ ! -f "@DIR@/release" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1))
 
 /// Report 3: Two SIGTERMs 200 ms apart while a main needs 2 s and a sidecar 0.5 s to
 /// drain: each gets exactly one SIGTERM, the main drains and exits 0, only then
-/// is the sidecar signalled, and podinit exits 0 after about 2.5 s (SPEC §2
+/// is the sidecar signalled, and podinit exits 0 after about 2.5 s (The lifecycle (docs/lifecycle.md)
 /// rule 12).
 #[test]
 fn two_sigterms_200ms_apart_signal_each_process_once_and_keep_the_order() {

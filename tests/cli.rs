@@ -1,4 +1,4 @@
-//! SPEC §5 command line: --config / PODINIT_CONFIG, the command after `--`,
+//! The command line (README) command line: --config / PODINIT_CONFIG, the command after `--`,
 //! --help, --version, usage errors.
 
 mod common;

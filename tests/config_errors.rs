@@ -1,4 +1,4 @@
-//! SPEC §1: invalid configuration is refused before anything starts, with
+//! The configuration (docs/configuration.md): invalid configuration is refused before anything starts, with
 //! exit status 2 and a message naming FILE:LINE:COL and the key; and
 //! `podinit check` prints the start plan of a good config.
 

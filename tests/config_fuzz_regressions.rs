@@ -4,10 +4,10 @@
 //! goes through the very checks the fuzz target runs (`fuzz/common/config_checks.rs`),
 //! as root and as non-root. A panic inside podinit, or a broken invariant (an issue
 //! pointing outside the file, a wrong `locate` place, an accepted config that breaks
-//! SPEC §1), fails the test with the file's name and the panic message.
+//! The configuration (docs/configuration.md)), fails the test with the file's name and the panic message.
 //!
 //! As PID 1 a panic in config loading kills the container without a word, hence
-//! "never a panic" for any text (issue 7, fuzzing).
+//! "never a panic" for any text.
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -1,4 +1,4 @@
-//! SPEC "Exit status of podinit": 0, N, 128+N, 127, 126, 2, and plain-init mode.
+//! The exit statuses (docs/signals.md): 0, N, 128+N, 127, 126, 2, and plain-init mode.
 
 mod common;
 use common::*;

@@ -1,4 +1,4 @@
-//! Fault injection (issue 7): podinit as PID 1 of a fresh PID namespace, attacked
+//! Fault injection: podinit as PID 1 of a fresh PID namespace, attacked
 //! the way a container's world attacks its init. Children SIGKILLed at random
 //! moments in every phase; a burst of 1 000 signals; a fork storm of 10 000
 //! orphans while a sidecar crash-loops; daemons and grandchildren holding

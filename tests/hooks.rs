@@ -1,4 +1,4 @@
-//! SPEC §1 hooks and §2 rules 3, 4, 7, 10 and 11: `post_start` holds the start
+//! The configuration (docs/configuration.md) hooks and §2 rules 3, 4, 7, 10 and 11: `post_start` holds the start
 //! sequence (and the next main), a failing `post_start` restarts the process,
 //! `pre_stop` runs before the stop signal (on termination and on a probe kill,
 //! never when a process exits by itself), every `pre_stop` starts together,

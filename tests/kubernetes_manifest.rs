@@ -127,7 +127,7 @@ fn exec_command(p: &Probe) -> Vec<String> {
 }
 
 /// The pod's `termination_grace_period` in whole seconds (rounded up),
-/// default 7 s as in SPEC §1.
+/// default 7 s as in The configuration (docs/configuration.md).
 fn podinit_budget_secs(toml_text: &str) -> u64 {
     let table: toml::Table = toml::from_str(toml_text).expect("the embedded podinit.toml is TOML");
     let grace = table.get("pod").and_then(|p| p.get("termination_grace_period"));

@@ -1,4 +1,4 @@
-//! SPEC §4 output: prefixed lines per stream, nothing lost, last line without
+//! Output (README) output: prefixed lines per stream, nothing lost, last line without
 //! newline, podinit's own messages on stderr, raw and json modes, stdin.
 
 mod common;

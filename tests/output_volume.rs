@@ -1,4 +1,4 @@
-//! SPEC §4 output under load and in odd conditions (issue 4): a million lines
+//! Output (README) output under load and in odd conditions: a million lines
 //! from five processes, a 10 MB line without newline, binary bytes, json
 //! objects and podinit's json events, raw mode's shared descriptors, a closed
 //! stdout, grandchildren holding the pipe, a slow stdout at exit, a stdout
@@ -17,7 +17,7 @@ use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// Peak RSS allowed for podinit (issue 4).
+/// Peak RSS allowed for podinit.
 const RSS_LIMIT_KIB: u64 = 16 * 1024;
 
 /// A `/proc/PID/status` field in KiB (`VmHWM`, `VmRSS`), None once gone.

@@ -1,4 +1,4 @@
-//! SPEC §3 PID-1 duties: reaping orphans as PID 1 and as child subreaper,
+//! PID-1 duties (README) PID-1 duties: reaping orphans as PID 1 and as child subreaper,
 //! process groups, leftover cleanup, signal forwarding, clean child signal
 //! state.
 

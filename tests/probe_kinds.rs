@@ -1,4 +1,4 @@
-//! SPEC §1 probe kinds against real servers: `http_get` with `scheme =
+//! The configuration (docs/configuration.md) probe kinds against real servers: `http_get` with `scheme =
 //! "https"` (a self-signed certificate is accepted, as in Kubernetes; TLS 1.2
 //! and 1.3), custom `headers` on plain HTTP and HTTPS, and `grpc` (the
 //! standard health protocol, served by tonic-health over h2c).

@@ -1,4 +1,4 @@
-//! SPEC §1 probes and §2 rules 3 and 7: startup probes (exec, tcp_socket,
+//! The configuration (docs/configuration.md) probes and §2 rules 3 and 7: startup probes (exec, tcp_socket,
 //! http_get) and readiness probes hold the start sequence at a sidecar;
 //! `hold_until = "started"` does not wait for readiness.
 

@@ -1,4 +1,4 @@
-//! SPEC §1 process settings: `user` (uid, gid, supplementary groups), `env`
+//! The configuration (docs/configuration.md) process settings: `user` (uid, gid, supplementary groups), `env`
 //! and `env_file`, `working_dir`, `stop_signal`, `oom_score_adj` (and the OOM
 //! protection of sidecars).
 

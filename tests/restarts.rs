@@ -1,4 +1,4 @@
-//! SPEC §2 rules 2, 5, 6 and 7: init failure and retry, sidecar restarts with
+//! The lifecycle (docs/lifecycle.md): init failure and retry, sidecar restarts with
 //! backoff, liveness-probe restarts.
 
 mod common;

@@ -1,4 +1,4 @@
-//! SPEC §2 rules 1 and 4: init and sidecar entries start one at a time in file
+//! The lifecycle (docs/lifecycle.md): init and sidecar entries start one at a time in file
 //! order; mains start only after all of them, without waiting for each other.
 
 mod common;

@@ -1,4 +1,4 @@
-//! SPEC §5 `podinit status` and §2 rule 8: exit 0 when the pod is ready, 1 when
+//! The command line (README) `podinit status` and §2 rule 8: exit 0 when the pod is ready, 1 when
 //! not, 2 when no podinit answers; the text table and the `--json` report; the
 //! status socket (mode 0600, a stale file replaced, silent clients harmless);
 //! not ready once termination begins.

@@ -1,4 +1,4 @@
-//! SPEC §3 terminal (issue 4): when podinit's stdin is a terminal, the first
+//! PID-1 duties (README) terminal: when podinit's stdin is a terminal, the first
 //! main runs in the terminal's foreground process group with the terminal as
 //! stdin/stdout/stderr (unprefixed); Ctrl-C reaches it as it would without
 //! podinit; sidecars stay prefixed; podinit itself is never stopped for writing

@@ -1,4 +1,4 @@
-//! SPEC §2 rules 9-12: stop order, the grace budget with its 2 s floor, the
+//! The lifecycle (docs/lifecycle.md) rules 9-12: stop order, the grace budget with its 2 s floor, the
 //! second SIGINT, and the repeated SIGTERM.
 
 mod common;

@@ -6,7 +6,7 @@
 //! the regression test reports which file broke which rule. The rules: config
 //! text in, an error or a valid `PodSpec` out, never a panic (as PID 1 a panic
 //! kills the container); every issue that names a line points inside the file
-//! (1 <= line <= lines + 1, col >= 1) and prints; a valid spec obeys SPEC §1 and
+//! (1 <= line <= lines + 1, col >= 1) and prints; a valid spec obeys The configuration (docs/configuration.md) and
 //! `plan::render` prints it, and the lifecycle machine can start it and begin
 //! termination (so a value the validator lets through cannot crash PID 1 later,
 //! e.g. a duration too long to add to an `Instant`); `locate::locate` gives the
@@ -104,7 +104,7 @@ fn check_argv<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(who: &str, argv: &[S]
     assert!(argv.first().is_some_and(|a| !a.as_ref().is_empty()), "{who}: empty command accepted: {argv:?}");
 }
 
-/// SPEC §1 on an accepted config, then the start plan.
+/// The configuration (docs/configuration.md) on an accepted config, then the start plan.
 fn check_spec(spec: &PodSpec, is_root: bool) {
     assert!(spec.entries.iter().any(|e| e.role == Role::Main), "a pod without a main accepted");
     let mut names = BTreeSet::new();

@@ -137,7 +137,7 @@ named_enum! {
 /// whole shutdown ends inside the 10 s that `docker stop` and Compose allow.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(7);
 
-/// Least time between a stop signal and SIGKILL (KEP-753 R35,
+/// Least time between a stop signal and SIGKILL (docs/lifecycle.md rule 15,
 /// `minimumGracePeriodInSeconds` in the kubelet).
 pub const MIN_STOP_GRACE: Duration = Duration::from_secs(2);
 

@@ -1,7 +1,7 @@
 //! Validation: the TOML shapes of `raw.rs` into the model of `model.rs`.
 //!
 //! Every rule that a TOML schema cannot say lives here (README, "Configuration"): names are DNS
-//! labels and unique, probes only on sidecars and mains (KEP-753 R2), a
+//! labels and unique, probes only on sidecars and mains (KEP-753), a
 //! `success_threshold` of 1 on liveness and startup probes (as the Kubernetes API
 //! validation), non-empty commands, `user` only when podinit is root, exactly one
 //! handler per probe or hook, at least one main. All errors are collected and

@@ -1,5 +1,5 @@
 //! Restart backoff of one entry (README, "Lifecycle in short"; after the kubelet's crash-loop
-//! backoff, KEP-753 R15): the first restart is immediate, each further one waits
+//! backoff, kubernetes.io "Pod Lifecycle", "Container restarts"): the first restart is immediate, each further one waits
 //! `initial`, doubling up to `max`, counted from the exit; the count starts over
 //! once an instance has run `reset_after` without exiting. Pure: no clock.
 

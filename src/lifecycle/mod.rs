@@ -472,7 +472,7 @@ impl Pod {
     }
 
     /// Whether the pod is ready: every sidecar and main ready, and not
-    /// terminating. Init entries do not count (KEP-753 R25).
+    /// terminating. Init entries do not count (docs/lifecycle.md rule 12).
     pub fn is_ready(&self) -> bool {
         matches!(self.phase, Phase::Running { .. })
             && self.mains_started()
@@ -635,7 +635,7 @@ impl Pod {
                         }
                         // Its spawn's result moves the sequence on.
                         EntryState::Spawning { .. } => return,
-                        // A main's post_start holds the next main (KEP-753 R6).
+                        // A main's post_start holds the next main (KEP-753).
                         EntryState::Running(Live {
                             stage: Stage::Starting { post_start_done: false, .. },
                             ..
@@ -740,7 +740,7 @@ impl Pod {
         }
         if let Some(p) = &spec.readiness_probe {
             // The readiness probe runs at once when the entry becomes started
-            // (KEP-753 R24), its initial_delay still counted from the spawn.
+            // (docs/lifecycle.md rule 9), its initial_delay still counted from the spawn.
             let not_before = (spawned_at + p.initial_delay).max(now);
             self.out.push(Action::StartProbe {
                 entry,
@@ -933,7 +933,7 @@ impl Pod {
     }
 
     /// A startup or liveness failure; the threshold reached stops the process
-    /// (rule 7, KEP-753 R20/R21), with the probe's grace when it has one (R40).
+    /// (docs/lifecycle.md rule 10), with the probe's grace when it has one.
     fn probe_failure(
         &mut self,
         entry: EntryId,
@@ -993,7 +993,7 @@ impl Pod {
 
     /// Stops an instance whose startup/liveness probe or post_start failed; it is
     /// restarted by the rules once it exits. The grace is the probe's own when
-    /// it has one (KEP-753 R40), else the pod's, counted from now.
+    /// it has one (docs/lifecycle.md rule 10), else the pod's, counted from now.
     fn stop_failed(&mut self, entry: EntryId, grace: Option<Duration>, now: Instant) {
         let deadline = now + grace.unwrap_or(self.spec.termination_grace_period);
         let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();

@@ -138,7 +138,7 @@ impl Fx {
         }
         for (i, s) in pod.status().iter().enumerate() {
             // A stop begun before termination (probe or post_start failure) is
-            // not ordered against anything (KEP-753 R40), even if its signal
+            // not ordered against anything (docs/lifecycle.md rule 10), even if its signal
             // comes after termination began (its pre_stop ran until then).
             if s.stopping && !terminating {
                 if let Some(&(instance, _, _)) = self.live.get(&i) {
