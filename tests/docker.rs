@@ -252,33 +252,26 @@ fn scope(test: &str) -> Scope {
     }
 }
 
-/// The static release binary, built once per test process (a no-op when it
-/// is up to date, as in CI, which builds it first).
+/// The static release binary the test images get: the one `.ci/run` builds
+/// before the tests (`cargo build --release --target x86_64-unknown-linux-musl`),
+/// or `PODINIT_MUSL_BIN`. Built once, outside the tests: a cargo build run from
+/// inside `cargo test` inherits its environment and is never a no-op.
 fn podinit_static() -> &'static Path {
-    static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let built = BINARY.get_or_init(|| {
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--release", "--target", MUSL_TARGET]).current_dir(manifest);
-        let out = try_run(cmd, Duration::from_secs(1200))?;
-        if out.code != Some(0) {
-            return Err(format!("cargo build --release --target {MUSL_TARGET} failed\n{}", out.report()));
-        }
-        let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| manifest.join("target"));
-        let bin = target_dir.join(MUSL_TARGET).join("release/podinit");
-        if bin.is_file() {
-            Ok(bin)
-        } else {
-            Err(format!("{} missing after the build", bin.display()))
-        }
-    });
-    match built {
-        Ok(p) => p,
-        Err(e) => panic!("cannot build the static podinit for the test images: {e}"),
-    }
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let path = std::env::var_os("PODINIT_MUSL_BIN").map(PathBuf::from).unwrap_or_else(|| {
+            let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+            target_dir.join(MUSL_TARGET).join("release/podinit")
+        });
+        assert!(
+            path.is_file(),
+            "{} is missing: build it first with `cargo build --release --target {MUSL_TARGET}`",
+            path.display()
+        );
+        path
+    })
 }
 
 fn busybox() -> &'static Path {
