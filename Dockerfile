@@ -1,18 +1,31 @@
 # The podinit image: a FROM scratch image holding only the static /podinit.
 #
+# With a registry (the builder stage compiles in the official Rust image):
+#
 #     docker build -t podinit .
 #
-# Use it from your own image (see README "Use in a Dockerfile"):
+# With only a local Docker engine, from the static binary built on the host:
+#
+#     cargo build --release --target x86_64-unknown-linux-musl
+#     docker build --target local \
+#         --build-arg BINARY=target/x86_64-unknown-linux-musl/release/podinit -t podinit .
+#
+# (aarch64: the same with aarch64-unknown-linux-musl.) tests/docker.rs builds
+# its podinit image exactly so. Use the image from your own (README, "Use in a
+# Dockerfile"):
 #
 #     COPY --from=podinit /podinit /podinit
 #     ENTRYPOINT ["/podinit", "--"]
 #     CMD ["/app/server"]
-#
-# The builder stage needs the official Rust image from a registry, so this file
-# is not built on the project's CI machine, which has no registry: the tests in
-# tests/docker.rs build the same final stage (FROM scratch, /podinit, the same
-# ENTRYPOINT) from the binary that `cargo build --release --target
-# x86_64-unknown-linux-musl` makes there.
+
+# The image from a binary built on the host. First in the file, so that even
+# Docker's legacy builder, which builds every stage up to the one asked for,
+# needs no registry for `--target local`. BINARY must name the binary: its
+# default only keeps the other targets building where no binary was built.
+FROM scratch AS local
+ARG BINARY=Dockerfile
+COPY ${BINARY} /podinit
+ENTRYPOINT ["/podinit", "--"]
 
 ARG RUST_IMAGE=rust:1-alpine
 FROM ${RUST_IMAGE} AS build

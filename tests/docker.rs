@@ -943,20 +943,32 @@ fn compose_up_runs_the_job_once_the_app_is_healthy_and_exits_with_its_status() {
         }
     }
     fs::copy(busybox(), dir.join("busybox")).unwrap();
-    // The podinit image: the final stage of the top-level Dockerfile, from
-    // the binary built here.
-    let pctx = s.path().join("podinit-image");
-    fs::create_dir(&pctx).unwrap();
-    fs::copy(podinit_static(), pctx.join("podinit")).unwrap();
-    fs::write(
-        pctx.join("Dockerfile"),
-        "FROM scratch\nCOPY podinit /podinit\nENTRYPOINT [\"/podinit\", \"--\"]\n",
-    )
-    .unwrap();
+    // The podinit image, built as the README tells users to build it with
+    // only a local engine: the top-level Dockerfile's `local` target.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let binary = podinit_static().strip_prefix(repo).unwrap_or_else(|_| {
+        panic!("{} is outside the repository, so not in the build context", podinit_static().display())
+    });
     let podinit_image = format!("{}:latest", s.next_name("podinit"));
     s.images.push(podinit_image.clone());
     let label = format!("{LABEL}={}", s.id);
-    docker_ok(&["build", "-q", "--label", &label, "-t", &podinit_image, pctx.to_str().unwrap()], BUILD);
+    let binary_arg = format!("BINARY={}", binary.display());
+    docker_ok(
+        &[
+            "build",
+            "-q",
+            "--target",
+            "local",
+            "--build-arg",
+            &binary_arg,
+            "--label",
+            &label,
+            "-t",
+            &podinit_image,
+            repo.to_str().unwrap(),
+        ],
+        BUILD,
+    );
 
     let project = s.id.replace('.', "-");
     let env = vec![("PODINIT_IMAGE".to_owned(), podinit_image.clone())];
