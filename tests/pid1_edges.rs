@@ -25,10 +25,9 @@ fn dies_of(n: i32) -> String {
     format!("ulimit -c 0; kill -{n} $$; sleep 5")
 }
 
-#[test]
-fn a_main_killed_by_any_fatal_signal_gives_128_plus_n_as_plain_init_and_with_a_config() {
+fn killed_by_each_of(signals: impl Iterator<Item = i32>) {
     let td = TestDir::new();
-    for n in fatal_signals() {
+    for n in signals {
         let out = td.podinit().deadline(secs(10.0)).args(["--", "sh", "-c", &dies_of(n)]).run();
         assert_eq!(out.code, Some(128 + n), "plain init, signal {n}\n{}", out.report());
         assert!(out.elapsed < secs(5.0), "plain init, signal {n}: took {:?}", out.elapsed);
@@ -41,6 +40,16 @@ fn a_main_killed_by_any_fatal_signal_gives_128_plus_n_as_plain_init_and_with_a_c
         assert_eq!(out.code, Some(128 + n), "config, signal {n}\n{}", out.report());
         assert!(out.elapsed < secs(5.0), "config, signal {n}: took {:?}", out.elapsed);
     }
+}
+
+#[test]
+fn a_main_killed_by_any_standard_fatal_signal_gives_128_plus_n_as_plain_init_and_with_a_config() {
+    killed_by_each_of(fatal_signals().filter(|&n| n < 32));
+}
+
+#[test]
+fn a_main_killed_by_any_real_time_signal_gives_128_plus_n_as_plain_init_and_with_a_config() {
+    killed_by_each_of(fatal_signals().filter(|&n| n >= 32));
 }
 
 #[test]

@@ -659,7 +659,19 @@ impl Launcher {
             argv.extend(["--pid", "--fork", "--mount-proc", "--kill-child", "--"].map(std::ffi::OsStr::new));
         }
         argv.extend(wrapper.iter().map(std::ffi::OsStr::new));
-        argv.push(self.bin.as_deref().map_or(env!("CARGO_BIN_EXE_podinit").as_ref(), Path::as_os_str));
+        // PODINIT_TEST_BIN runs the suite against another build (the aarch64
+        // one), through PODINIT_TEST_RUNNER when set (qemu-aarch64-static).
+        let other = std::env::var_os("PODINIT_TEST_BIN").filter(|b| !b.is_empty());
+        let runner = std::env::var_os("PODINIT_TEST_RUNNER").filter(|r| !r.is_empty());
+        let runner_ref = runner.as_deref();
+        if let (Some(r), None) = (runner_ref, &self.bin) {
+            argv.push(r);
+        }
+        argv.push(match (&self.bin, &other) {
+            (Some(b), _) => b.as_os_str(),
+            (None, Some(o)) => o.as_os_str(),
+            (None, None) => env!("CARGO_BIN_EXE_podinit").as_ref(),
+        });
         let mut cmd = Command::new(argv[0]);
         cmd.args(&argv[1..])
             .args(&self.args)
