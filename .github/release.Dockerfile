@@ -1,0 +1,7 @@
+# The multi-arch release image: the binary scripts/dist wrote for each
+# platform, alone in FROM scratch. Used by .github/workflows/release.yml with
+# `docker buildx build --platform linux/amd64,linux/arm64`.
+FROM scratch
+ARG TARGETARCH
+COPY dist/podinit-linux-${TARGETARCH} /podinit
+ENTRYPOINT ["/podinit", "--"]
