@@ -53,6 +53,9 @@ pub enum Command {
         #[arg(last = true, value_name = "COMMAND", value_parser = clap::value_parser!(OsString))]
         argv: Vec<OsString>,
     },
+    /// Print the JSON Schema of the configuration file, for TOML editors
+    /// (taplo, Even Better TOML: `#:schema` at the top of podinit.toml).
+    Schema,
     /// Ask the running podinit for each entry's state. Exits 0 when the pod is
     /// ready, 1 when not, 2 when no podinit answers (for Docker HEALTHCHECK and
     /// Kubernetes exec probes).

@@ -43,6 +43,10 @@ fn main() -> ExitCode {
                 Err(e) => config_error(&e),
             }
         }
+        Some(Command::Schema) => {
+            print!("{}", podinit::config::SCHEMA);
+            ExitCode::SUCCESS
+        }
         Some(Command::Status { socket, config, json }) => {
             let config = config.or(cli.config);
             let socket = socket.or_else(|| crate_status_socket(config.as_deref()));

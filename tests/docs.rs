@@ -3,6 +3,10 @@
 //! the config reader itself, which names every field it expects when it meets
 //! an unknown one.
 
+// The tests run podinit and taplo and wait for them: they are not podinit, so
+// the one-waiter rule of clippy.toml does not apply here.
+#![allow(clippy::disallowed_methods)]
+
 use podinit::config::{from_source, LoadOptions, Source};
 
 /// The fields of the table that `template` puts `bogus = 1` in (at `@`).
@@ -66,4 +70,106 @@ fn every_config_key_is_documented() {
         "keys the config accepts but docs/configuration.md does not document: {missing:?}"
     );
     assert!(total > 40, "only {total} keys found: the field lists were not read");
+}
+
+fn schema() -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/podinit.schema.json")).unwrap();
+    serde_json::from_str(&text).expect("docs/podinit.schema.json is JSON")
+}
+
+/// The property names of a schema definition (or of the top level).
+fn schema_keys(schema: &serde_json::Value, definition: Option<&str>) -> Vec<String> {
+    let node = match definition {
+        Some(d) => &schema["definitions"][d],
+        None => schema,
+    };
+    let mut keys: Vec<String> = node["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{definition:?}: no properties"))
+        .keys()
+        .cloned()
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn the_json_schema_has_exactly_the_keys_the_config_reader_takes() {
+    let schema = schema();
+    let tables = [
+        (None, "@\n".to_owned()),
+        (Some("pod"), "[pod]\n@\n".to_owned()),
+        (Some("backoff"), "[pod]\nbackoff = { @ }\n".to_owned()),
+        (Some("process"), format!("{PROCESS}@\n")),
+        (Some("probe"), format!("{PROCESS}readiness_probe = {{ @ }}\n")),
+        (Some("hook"), format!("{PROCESS}pre_stop = {{ @ }}\n")),
+        (Some("exec"), format!("{PROCESS}readiness_probe = {{ exec = {{ @ }} }}\n")),
+        (Some("tcp_socket"), format!("{PROCESS}readiness_probe = {{ tcp_socket = {{ @ }} }}\n")),
+        (Some("http_get"), format!("{PROCESS}readiness_probe = {{ http_get = {{ @ }} }}\n")),
+        (Some("grpc"), format!("{PROCESS}readiness_probe = {{ grpc = {{ @ }} }}\n")),
+    ];
+    for (definition, template) in tables {
+        let mut reader = fields(&template);
+        reader.sort();
+        assert_eq!(schema_keys(&schema, definition), reader, "schema definition {definition:?}");
+    }
+}
+
+#[test]
+fn podinit_schema_prints_the_schema_in_docs() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_podinit")).arg("schema").output().unwrap();
+    assert!(out.status.success());
+    let docs = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/podinit.schema.json")).unwrap();
+    assert_eq!(out.stdout, docs);
+}
+
+/// taplo: on PATH, or where pip put it (`.ci/run` installs PyPI's taplo).
+fn taplo() -> std::path::PathBuf {
+    let pip_bin = std::process::Command::new("python3")
+        .args(["-c", "import sysconfig; print(sysconfig.get_path('scripts'))"])
+        .output()
+        .ok()
+        .map(|o| std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()).join("taplo"));
+    pip_bin
+        .filter(|p| p.is_file())
+        .or_else(|| {
+            std::env::var_os("PATH")
+                .and_then(|p| std::env::split_paths(&p).map(|d| d.join("taplo")).find(|t| t.is_file()))
+        })
+        .expect("taplo is missing: `python3 -m pip install taplo`")
+}
+
+fn taplo_check(file: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(taplo()).arg("check").arg(file).output().expect("run taplo")
+}
+
+#[test]
+#[ignore = "needs taplo (PyPI's taplo): run with --include-ignored (bash .ci/run installs it)"]
+fn every_example_is_valid_against_the_schema_with_taplo() {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples"));
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let file = entry.unwrap().path().join("podinit.toml");
+        if !file.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.starts_with("#:schema ../../docs/podinit.schema.json\n"),
+            "{}: no #:schema line",
+            file.display()
+        );
+        let out = taplo_check(&file);
+        assert!(out.status.success(), "{}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} examples found");
+    // The check can fail: an unknown key and a signal out of range are refused.
+    let td = tempfile::tempdir().unwrap();
+    let bad = td.path().join("bad.toml");
+    let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/podinit.schema.json");
+    std::fs::write(&bad, format!("#:schema {schema}\n[pod]\nbogus = 1\n[[process]]\nname = \"a\"\ncommand = \"x\"\nstop_signal = 99\n")).unwrap();
+    let out = taplo_check(&bad);
+    assert!(!out.status.success(), "taplo accepted a bad file: {}", String::from_utf8_lossy(&out.stderr));
 }

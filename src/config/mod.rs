@@ -20,6 +20,11 @@ pub mod signal;
 pub mod users;
 pub mod validate;
 
+/// The JSON Schema of the configuration file (`podinit schema`): the file
+/// docs/podinit.schema.json itself. `tests/docs.rs` checks it against the
+/// config reader's keys and checks every example against it.
+pub const SCHEMA: &str = include_str!("../../docs/podinit.schema.json");
+
 pub use model::*;
 pub use signal::Signal;
 pub use validate::{
