@@ -20,7 +20,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+# SIGTERM (podinit's stop) and SIGINT (Ctrl-C at a terminal) both drain and
+# stop the server, so either ends in a clean exit 0.
+for sig in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(sig, lambda *_: threading.Thread(target=server.shutdown).start())
 print("app on 127.0.0.1:%d" % port, flush=True)
 server.serve_forever()
 print("app drained and stopped", flush=True)
