@@ -181,7 +181,9 @@ fn phase_name(p: Phase) -> &'static str {
 }
 
 /// Renders the report of a pod.
-pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool) -> Report {
+///
+/// `deadline_in` is what is left of `[pod] active_deadline`, when it has one.
+pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool, deadline_in: Option<Duration>) -> Report {
     let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
     let mut text = format!(
         "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY\n",
@@ -223,8 +225,17 @@ pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool) -> Report {
             e.ready
         ));
     }
-    json.push_str("]}\n");
-    text.push_str(&format!("pod: {}, {}\n", phase_name(phase), if ready { "ready" } else { "not ready" }));
+    json.push(']');
+    if let Some(left) = deadline_in {
+        json.push_str(&format!(",\"active_deadline_in_ms\":{}", left.as_millis()));
+    }
+    json.push_str("}\n");
+    text.push_str(&format!("pod: {}, {}", phase_name(phase), if ready { "ready" } else { "not ready" }));
+    if let Some(left) = deadline_in {
+        let left = Duration::from_secs(left.as_secs());
+        text.push_str(&format!(", active deadline in {}", humantime::format_duration(left)));
+    }
+    text.push('\n');
     Report { ready, text, json }
 }
 

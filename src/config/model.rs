@@ -151,6 +151,10 @@ pub struct PodSpec {
     pub backoff: BackoffSpec,
     pub log: LogMode,
     pub status_socket: Option<PathBuf>,
+    /// How long the pod may run, counted from podinit's start, before
+    /// termination begins (a Pod's `activeDeadlineSeconds`, kubernetes.io
+    /// "Pod Lifecycle"); `None`: no limit.
+    pub active_deadline: Option<Duration>,
     /// Every entry in file order (the CLI's command, if any, last).
     pub entries: Vec<EntrySpec>,
 }
@@ -198,6 +202,9 @@ pub struct EntrySpec {
     /// Set `PR_SET_NO_NEW_PRIVS` before exec: setuid binaries and file
     /// capabilities grant nothing to the entry or its children.
     pub no_new_privileges: bool,
+    /// After this many restarts, one more failure fails the pod with the
+    /// entry's status (supervisord's `startretries`); `None`: no limit.
+    pub max_restarts: Option<u32>,
 }
 
 impl EntrySpec {
@@ -238,6 +245,7 @@ impl EntrySpec {
             pre_stop: None,
             oom_score_adj: None,
             no_new_privileges: false,
+            max_restarts: None,
         }
     }
 }

@@ -96,6 +96,9 @@ fn details(e: &EntrySpec) -> Vec<String> {
     if e.no_new_privileges {
         d.push("no_new_privileges".to_owned());
     }
+    if let Some(max) = e.max_restarts {
+        d.push(format!("max_restarts {max}: one more failure fails the pod"));
+    }
     if let Some(w) = &e.working_dir {
         d.push(format!("working_dir {}", w.display()));
     }
@@ -116,6 +119,9 @@ pub fn render(spec: &PodSpec) -> String {
         dur(spec.backoff.reset_after),
     )
     .map(|()| ());
+    if let Some(d) = spec.active_deadline {
+        let _ = writeln!(s, "     active_deadline {}: then termination begins and podinit exits 124", dur(d));
+    }
     let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
     let mut step = 0;
     let line = |s: &mut String, step: usize, e: &EntrySpec| {

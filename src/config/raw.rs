@@ -38,6 +38,7 @@ pub struct RawPod {
     pub backoff: Option<RawBackoff>,
     pub log: Option<LogMode>,
     pub status_socket: Option<Spanned<String>>,
+    pub active_deadline: Option<Spanned<RawDuration>>,
 }
 
 /// `[pod] backoff = { initial, max, reset_after }`.
@@ -70,6 +71,7 @@ pub struct RawProcess {
     pub pre_stop: Option<Spanned<RawHook>>,
     pub oom_score_adj: Option<Spanned<i32>>,
     pub no_new_privileges: Option<bool>,
+    pub max_restarts: Option<Spanned<u32>>,
 }
 
 /// A probe table: exactly one handler plus the Kubernetes timing fields.

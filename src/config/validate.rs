@@ -264,6 +264,16 @@ impl Validator<'_> {
                     Some(PathBuf::from(s.into_inner()))
                 }
             }),
+            active_deadline: pod.active_deadline.and_then(|d| {
+                let at = d.span().start;
+                let d = d.into_inner().0;
+                if d.is_zero() {
+                    self.at(at, "active_deadline must be more than 0".into());
+                    None
+                } else {
+                    Some(d)
+                }
+            }),
             entries,
         }
     }
@@ -407,6 +417,7 @@ impl Validator<'_> {
             pre_stop,
             oom_score_adj,
             no_new_privileges: p.no_new_privileges.unwrap_or(false),
+            max_restarts: p.max_restarts.map(Spanned::into_inner),
         })
     }
 

@@ -16,6 +16,11 @@ pub const CANNOT_EXECUTE: i32 = 126;
 pub const NOT_FOUND: i32 = 127;
 /// Status of invalid configuration or usage.
 pub const USAGE: i32 = 2;
+/// Status of a pod ended by `[pod] active_deadline`, whatever its processes
+/// exited with: 124, as `timeout(1)` exits when its command timed out. It is
+/// below the 128 + N of deaths by a signal and apart from 126 and 127; only a
+/// main that itself exits 124 gives the same number (the log tells which).
+pub const DEADLINE_EXCEEDED: i32 = 124;
 
 /// How one process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

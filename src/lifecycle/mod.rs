@@ -64,6 +64,8 @@ pub enum Timer {
     Stop(EntryId, Instance),
     /// The termination budget is spent.
     Budget,
+    /// `[pod] active_deadline` has passed.
+    Deadline,
 }
 
 /// Something that happened.
@@ -360,8 +362,13 @@ pub struct Pod {
     /// Mains in file order.
     mains: Vec<EntryId>,
     phase: Phase,
-    /// The init whose failure (under `Never`) ended the pod, with its status.
-    failed_init: Option<i32>,
+    /// The status of the entry whose failure ended the pod: an init under
+    /// `Never`, or an entry past its `max_restarts`.
+    failed: Option<i32>,
+    /// `[pod] active_deadline` passed and began termination.
+    deadline_exceeded: bool,
+    /// When `[pod] active_deadline` passes, once the pod has started.
+    deadline_at: Option<Instant>,
     /// The signal that began termination, if one did.
     term_signal: Option<Signal>,
     out: Vec<Action>,
@@ -392,7 +399,9 @@ impl Pod {
             sequence,
             mains,
             phase: Phase::Booting { cursor: 0 },
-            failed_init: None,
+            failed: None,
+            deadline_exceeded: false,
+            deadline_at: None,
             term_signal: None,
             out: Vec::new(),
             notes: Vec::new(),
@@ -411,6 +420,10 @@ impl Pod {
 
     /// Begins the start sequence (README, "Lifecycle in short").
     pub fn start(&mut self, now: Instant) -> Vec<Action> {
+        if let Some(d) = self.spec.active_deadline {
+            self.deadline_at = Some(now + d);
+            self.out.push(Action::ArmTimer { timer: Timer::Deadline, at: now + d });
+        }
         self.advance(now);
         std::mem::take(&mut self.out)
     }
@@ -453,6 +466,20 @@ impl Pod {
                 self.notes.push(n);
                 self.spend_budget(now);
             }
+            Event::Timer(Timer::Deadline) => {
+                if !self.terminating() {
+                    let d = self.spec.active_deadline.unwrap_or_default();
+                    let text = format!(
+                        "active_deadline ({}) has passed: terminating the pod",
+                        humantime::format_duration(d)
+                    );
+                    let mut n = Note::new(Level::Warn, "deadline_exceeded", None, text);
+                    n.delay = Some(d);
+                    self.notes.push(n);
+                    self.deadline_exceeded = true;
+                    self.begin_termination(now);
+                }
+            }
             Event::Terminate { signal } => self.on_terminate(signal, now),
             Event::Forward { signal } => {
                 for &m in &self.mains {
@@ -464,6 +491,12 @@ impl Pod {
         }
         self.finish_if_empty();
         std::mem::take(&mut self.out)
+    }
+
+    /// When `[pod] active_deadline` passes, while it may still (not once
+    /// termination has begun).
+    pub fn deadline_at(&self) -> Option<Instant> {
+        self.deadline_at.filter(|_| !self.terminating() && self.phase != Phase::Done)
     }
 
     /// What the machine found worth saying since the last call, in order.
@@ -792,6 +825,20 @@ impl Pod {
                 RestartPolicy::Never => false,
             },
         };
+        if restart
+            && self.spec.entries[entry].max_restarts.is_some_and(|max| self.entries[entry].restarts >= max)
+        {
+            // One more failure after max_restarts restarts fails the pod.
+            let max = self.spec.entries[entry].max_restarts.unwrap_or_default();
+            let text = format!(
+                "{} exited with {exit} after {max} restarts (max_restarts): the pod fails",
+                self.name(entry)
+            );
+            self.note(Level::Warn, "max_restarts", entry, text).status = Some(exit.status());
+            self.failed = Some(exit.status());
+            self.begin_termination(now);
+            return;
+        }
         if restart {
             let delay = self.entries[entry].backoff.next_delay(ran_for);
             if delay.is_zero() {
@@ -816,7 +863,7 @@ impl Pod {
                     self.name(entry)
                 );
                 self.note(Level::Warn, "init_failed", entry, text).status = Some(exit.status());
-                self.failed_init = Some(exit.status());
+                self.failed = Some(exit.status());
                 self.begin_termination(now);
             }
             Role::Main => {
@@ -1120,6 +1167,9 @@ impl Pod {
         let deadline = now + self.spec.termination_grace_period;
         self.phase = Phase::Terminating { deadline, spent: false };
         self.out.push(Action::ArmTimer { timer: Timer::Budget, at: deadline });
+        if self.spec.active_deadline.is_some() {
+            self.out.push(Action::CancelTimer(Timer::Deadline));
+        }
         for entry in 0..self.entries.len() {
             let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();
             let instance = self.entries[entry].instance;
@@ -1254,7 +1304,10 @@ impl Pod {
 
     /// docs/signals.md, "Exit statuses".
     fn exit_status(&self) -> i32 {
-        if let Some(status) = self.failed_init {
+        if self.deadline_exceeded {
+            return exit_status::DEADLINE_EXCEEDED;
+        }
+        if let Some(status) = self.failed {
             return status;
         }
         if !self.mains_started() {

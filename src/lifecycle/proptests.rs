@@ -98,6 +98,7 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64) -> PodSpec
         },
         log: LogMode::Prefixed,
         status_socket: None,
+        active_deadline: None,
         entries,
     }
 }

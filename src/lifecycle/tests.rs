@@ -33,6 +33,7 @@ fn pod(entries: Vec<EntrySpec>) -> PodSpec {
         },
         log: LogMode::Prefixed,
         status_socket: None,
+        active_deadline: None,
         entries,
     }
 }
@@ -467,6 +468,56 @@ fn rule7_after_pre_stop_a_probe_kill_gets_the_rest_of_its_grace_not_2_s() {
         sim.advance(Duration::from_millis(1));
         assert_eq!(sim.take_log(), s(&["kill m"]));
     }
+}
+
+/// `[pod] active_deadline` (a Pod's activeDeadlineSeconds): termination by the
+/// ordinary path, and podinit's own status 124 whatever the processes exit with.
+#[test]
+fn active_deadline_begins_termination_and_gives_124() {
+    let mut side = entry("side", Role::Sidecar);
+    side.startup_probe = Some(probe());
+    let mut spec = pod(vec![side, entry("m", Role::Main)]);
+    spec.active_deadline = Some(Duration::from_secs(2));
+    let mut sim = Sim::new(spec);
+    sim.take_log();
+    // The sidecar never starts, so the main never runs.
+    sim.advance(Duration::from_millis(1999));
+    assert!(sim.take_log().is_empty());
+    sim.advance(Duration::from_millis(1));
+    assert_eq!(sim.take_log(), s(&["stop side"]));
+    sim.exit("side", Exit::Code(0));
+    assert_eq!(sim.fx.exit, Some(exit_status::DEADLINE_EXCEEDED));
+    assert!(sim.fx.notes.iter().any(|n| n.event == "deadline_exceeded"));
+}
+
+#[test]
+fn active_deadline_after_termination_began_changes_nothing() {
+    let mut spec = pod(vec![entry("m", Role::Main)]);
+    spec.active_deadline = Some(Duration::from_secs(5));
+    let mut sim = Sim::new(spec);
+    sim.exit("m", Exit::Code(3));
+    assert_eq!(sim.fx.exit, Some(3));
+    assert!(!sim.fx.timers.contains_key(&Timer::Deadline));
+}
+
+/// `max_restarts`: after that many restarts one more failure fails the pod
+/// with the entry's status (supervisord's startretries).
+#[test]
+fn max_restarts_then_one_more_failure_fails_the_pod_with_its_status() {
+    let mut side = entry("side", Role::Sidecar);
+    side.max_restarts = Some(2);
+    let mut spec = pod(vec![side, entry("m", Role::Main)]);
+    spec.backoff.initial = Duration::ZERO;
+    let mut sim = Sim::new(spec);
+    sim.exit("side", Exit::Code(1));
+    sim.exit("side", Exit::Code(1));
+    assert!(sim.running("side"), "two restarts are allowed");
+    sim.take_log();
+    sim.exit("side", Exit::Code(7));
+    assert_eq!(sim.take_log(), s(&["stop m"]), "the pod terminates");
+    sim.exit("m", Exit::Signal(TERM));
+    assert_eq!(sim.fx.exit, Some(7));
+    assert!(sim.fx.notes.iter().any(|n| n.event == "max_restarts" && n.status == Some(7)));
 }
 
 /// The machine says what is worth saying as data: the runtime only logs it.

@@ -139,7 +139,9 @@ impl Supervisor {
                 Some(sig) = signals.next() => self.on_signal(sig),
                 Some(event) = self.rx.recv() => self.driver.push(event),
                 Some(reply) = self.status_rx.recv() => {
-                    let _ = reply.send(crate::status::render(&self.pod.status(), self.pod.phase(), self.pod.is_ready()));
+                    let pod = &self.pod;
+                    let deadline_in = pod.deadline_at().map(|at| at.saturating_duration_since(Instant::now()));
+                    let _ = reply.send(crate::status::render(&pod.status(), pod.phase(), pod.is_ready(), deadline_in));
                 }
                 () = sleep_until(next_timer) => {
                     let now = Instant::now();

@@ -1,0 +1,60 @@
+//! Limits on a whole pod, real binary as PID 1: `[pod] active_deadline` (a
+//! Pod's activeDeadlineSeconds) and an entry's `max_restarts`.
+
+mod common;
+
+use std::time::Instant;
+
+use common::*;
+
+#[test]
+fn active_deadline_ends_a_pod_whose_sidecar_never_starts_in_order_with_124() {
+    let td = TestDir::new();
+    let never =
+        r#"startup_probe = { exec = { command = ["false"] }, period = "100ms", failure_threshold = 1000 }"#;
+    let cfg = td.config(&format!(
+        "[pod]\nactive_deadline = \"2s\"\ntermination_grace_period = \"3s\"\n\n{}{}",
+        entry("side", "sidecar", &sleeper("side"), never),
+        entry("app", "main", &sleeper("app"), "")
+    ));
+    let t0 = Instant::now();
+    let mut run = td.podinit().config(&cfg).spawn();
+    run.wait_for_record("start side", secs(5.0));
+    let mut status = std::process::Command::new(env!("CARGO_BIN_EXE_podinit"));
+    status.args(["status", "--socket"]).arg(td.file("status.sock"));
+    let answer = run_with_deadline(&mut status, secs(5.0));
+    assert!(
+        answer.stdout.contains(", active deadline in 1s")
+            || answer.stdout.contains(", active deadline in 2s"),
+        "podinit status shows the deadline: {answer:?}"
+    );
+    let out = run.wait();
+    let took = t0.elapsed();
+    out.assert_code(124);
+    assert!(took >= secs(2.0) && took < secs(6.0), "took {took:?}\n{}", out.report());
+    assert!(out.stderr.contains("active_deadline (2s) has passed: terminating the pod"), "{}", out.report());
+    assert_eq!(count(&out.records, "start app"), 0, "the main must never have started\n{}", out.report());
+    assert_eq!(
+        count(&out.records, "stop side"),
+        1,
+        "the sidecar is stopped by its stop signal\n{}",
+        out.report()
+    );
+}
+
+#[test]
+fn max_restarts_then_one_more_failure_fails_the_pod_with_the_entrys_status() {
+    let td = TestDir::new();
+    let cfg = td.config(&format!(
+        "[pod]\nrestart_policy = \"Always\"\nbackoff = {{ initial = \"10ms\", max = \"20ms\" }}\n\n{}",
+        entry("app", "main", r#"echo "start app" >> "@REC@"; exit 5"#, "max_restarts = 2")
+    ));
+    let out = td.podinit().config(&cfg).run();
+    out.assert_code(5);
+    assert_eq!(count(&out.records, "start app"), 3, "the first run and two restarts\n{}", out.report());
+    assert!(
+        out.stderr.contains("app exited with status 5 after 2 restarts (max_restarts): the pod fails"),
+        "{}",
+        out.report()
+    );
+}
