@@ -45,6 +45,12 @@ fn every_config_key_is_documented() {
         ),
         ("http_get", format!("{PROCESS}readiness_probe = {{ http_get = {{ @ }} }}\n"), Some("http_get")),
         ("grpc", format!("{PROCESS}readiness_probe = {{ grpc = {{ @ }} }}\n"), Some("grpc")),
+        ("restart rule", format!("{PROCESS}restart_rules = [{{ @ }}]\n"), Some("restart_rules")),
+        (
+            "exit_codes",
+            format!("{PROCESS}restart_rules = [{{ action = \"restart\", exit_codes = {{ @ }} }}]\n"),
+            Some("exit_codes"),
+        ),
     ];
     let mut missing = Vec::new();
     let mut total = 0;
@@ -108,6 +114,11 @@ fn the_json_schema_has_exactly_the_keys_the_config_reader_takes() {
         (Some("tcp_socket"), format!("{PROCESS}readiness_probe = {{ tcp_socket = {{ @ }} }}\n")),
         (Some("http_get"), format!("{PROCESS}readiness_probe = {{ http_get = {{ @ }} }}\n")),
         (Some("grpc"), format!("{PROCESS}readiness_probe = {{ grpc = {{ @ }} }}\n")),
+        (Some("restart_rule"), format!("{PROCESS}restart_rules = [{{ @ }}]\n")),
+        (
+            Some("exit_codes"),
+            format!("{PROCESS}restart_rules = [{{ action = \"restart\", exit_codes = {{ @ }} }}]\n"),
+        ),
     ];
     for (definition, template) in tables {
         let mut reader = fields(&template);

@@ -1,5 +1,6 @@
-//! Limits on a whole pod, real binary as PID 1: `[pod] active_deadline` (a
-//! Pod's activeDeadlineSeconds) and an entry's `max_restarts`.
+//! Per-pod and per-entry rules of how long and how often, real binary as PID 1:
+//! `[pod] active_deadline` (a Pod's activeDeadlineSeconds), `max_restarts`, and
+//! an entry's own `restart_policy` and `restart_rules` (KEP-5307).
 
 mod common;
 
@@ -57,4 +58,39 @@ fn max_restarts_then_one_more_failure_fails_the_pod_with_the_entrys_status() {
         "{}",
         out.report()
     );
+}
+
+/// KEP-5307 restart rules: under `Never`, a rule `in [42]` restarts the main
+/// after 42; its exit 1 matches no rule and ends the pod.
+#[test]
+fn a_restart_rule_restarts_a_main_on_its_exit_code_only() {
+    let td = TestDir::new();
+    let script = r#"echo "start app" >> "@REC@"
+if [ -f "@DIR@/ran" ]; then exit 1; fi
+touch "@DIR@/ran"; exit 42"#;
+    let rules =
+        r#"restart_rules = [{ action = "restart", exit_codes = { operator = "in", values = [42] } }]"#;
+    let cfg = td.config(&format!(
+        "[pod]\nrestart_policy = \"Never\"\nbackoff = {{ initial = \"10ms\" }}\n\n{}",
+        entry("app", "main", script, rules)
+    ));
+    let out = td.podinit().config(&cfg).run();
+    out.assert_code(1);
+    assert_eq!(count(&out.records, "start app"), 2, "restarted once, after 42\n{}", out.report());
+}
+
+/// An entry's own restart_policy overrides the pod's (KEP-5307).
+#[test]
+fn an_entrys_own_restart_policy_overrides_the_pods() {
+    let td = TestDir::new();
+    let script = r#"echo "start app" >> "@REC@"
+if [ -f "@DIR@/ran" ]; then exit 0; fi
+touch "@DIR@/ran"; exit 9"#;
+    let cfg = td.config(&format!(
+        "[pod]\nrestart_policy = \"Never\"\nbackoff = {{ initial = \"10ms\" }}\n\n{}",
+        entry("app", "main", script, "restart_policy = \"OnFailure\"")
+    ));
+    let out = td.podinit().config(&cfg).run();
+    out.assert_code(0);
+    assert_eq!(count(&out.records, "start app"), 2, "{}", out.report());
 }

@@ -117,6 +117,43 @@ named_enum! {
 }
 
 named_enum! {
+    /// What a restart rule does when it matches (KEP-5307, container restart
+    /// rules).
+    pub enum RuleAction {
+        Restart = "restart",
+    }
+}
+
+named_enum! {
+    /// How a restart rule matches an exit code.
+    pub enum Operator {
+        In = "in",
+        NotIn = "not_in",
+    }
+}
+
+/// One of an entry's `restart_rules` (KEP-5307, container restart rules):
+/// when the exit code is (or is not) one of `values`, `action` decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestartRule {
+    pub action: RuleAction,
+    pub operator: Operator,
+    /// Exit codes, 0 to 255 (a death by signal N counts as 128 + N).
+    pub values: Vec<u8>,
+}
+
+impl RestartRule {
+    /// Whether the rule matches a shell status (0-255).
+    pub fn matches(&self, status: i32) -> bool {
+        let listed = u8::try_from(status).is_ok_and(|s| self.values.contains(&s));
+        match self.operator {
+            Operator::In => listed,
+            Operator::NotIn => !listed,
+        }
+    }
+}
+
+named_enum! {
     /// The three probe kinds (kubernetes.io "Container probes").
     pub enum ProbeKind {
         Startup = "startup",
@@ -205,6 +242,11 @@ pub struct EntrySpec {
     /// After this many restarts, one more failure fails the pod with the
     /// entry's status (supervisord's `startretries`); `None`: no limit.
     pub max_restarts: Option<u32>,
+    /// Inits and mains: overrides `[pod] restart_policy` (KEP-5307).
+    pub restart_policy: Option<RestartPolicy>,
+    /// Inits and mains: on each exit the first matching rule decides, else
+    /// the restart policy (KEP-5307).
+    pub restart_rules: Vec<RestartRule>,
 }
 
 impl EntrySpec {
@@ -246,6 +288,8 @@ impl EntrySpec {
             oom_score_adj: None,
             no_new_privileges: false,
             max_restarts: None,
+            restart_policy: None,
+            restart_rules: Vec::new(),
         }
     }
 }

@@ -96,6 +96,18 @@ fn details(e: &EntrySpec) -> Vec<String> {
     if e.no_new_privileges {
         d.push("no_new_privileges".to_owned());
     }
+    if let Some(policy) = e.restart_policy {
+        d.push(format!("restart_policy {policy}"));
+    }
+    for r in &e.restart_rules {
+        let codes: Vec<String> = r.values.iter().map(u8::to_string).collect();
+        d.push(format!(
+            "restart rule: {} when the exit code is {} [{}]",
+            r.action,
+            r.operator,
+            codes.join(", ")
+        ));
+    }
     if let Some(max) = e.max_restarts {
         d.push(format!("max_restarts {max}: one more failure fails the pod"));
     }

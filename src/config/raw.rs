@@ -16,7 +16,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::model::{Completion, HoldUntil, LogMode, RestartPolicy, Role, Scheme};
+use super::model::{Completion, HoldUntil, LogMode, Operator, RestartPolicy, Role, RuleAction, Scheme};
 use super::signal::Signal;
 
 /// The whole file: an optional `[pod]` table and the `[[process]]` array.
@@ -72,6 +72,24 @@ pub struct RawProcess {
     pub oom_score_adj: Option<Spanned<i32>>,
     pub no_new_privileges: Option<bool>,
     pub max_restarts: Option<Spanned<u32>>,
+    pub restart_policy: Option<Spanned<RestartPolicy>>,
+    pub restart_rules: Option<Spanned<Vec<Spanned<RawRestartRule>>>>,
+}
+
+/// One of `restart_rules`: `{ action, exit_codes = { operator, values } }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a restart rule table")]
+pub struct RawRestartRule {
+    pub action: RuleAction,
+    pub exit_codes: RawExitCodes,
+}
+
+/// `exit_codes = { operator = "in" | "not_in", values = [...] }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "an exit_codes table")]
+pub struct RawExitCodes {
+    pub operator: Operator,
+    pub values: Spanned<Vec<Spanned<i64>>>,
 }
 
 /// A probe table: exactly one handler plus the Kubernetes timing fields.

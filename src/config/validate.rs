@@ -19,7 +19,12 @@ use toml::Spanned;
 
 use super::locate::locate;
 use super::model::*;
-use super::raw::{RawCommand, RawConfig, RawExec, RawHook, RawHttpGet, RawProbe, RawProcess};
+use super::raw::{RawCommand, RawConfig, RawExec, RawHook, RawHttpGet, RawProbe, RawProcess, RawRestartRule};
+
+/// Most `restart_rules` of one entry, and most exit codes in one rule
+/// (the Kubernetes API's limits for container restart rules, KEP-5307).
+const MAX_RESTART_RULES: usize = 20;
+const MAX_EXIT_CODES: usize = 255;
 use super::signal::Signal;
 
 /// Where the start plan came from, for messages.
@@ -388,6 +393,17 @@ impl Validator<'_> {
                 }
             }
         });
+        let restart_policy = p.restart_policy.and_then(|r| {
+            if role == Role::Sidecar {
+                self.at(
+                    r.span().start,
+                    "restart_policy is not allowed on a sidecar: it restarts after every exit".into(),
+                );
+                return None;
+            }
+            Some(r.into_inner())
+        });
+        let restart_rules = p.restart_rules.map_or_else(Vec::new, |rules| self.restart_rules(role, rules));
         let oom_score_adj = p.oom_score_adj.and_then(|o| {
             let v = *o.get_ref();
             if (-1000..=1000).contains(&v) {
@@ -418,7 +434,53 @@ impl Validator<'_> {
             oom_score_adj,
             no_new_privileges: p.no_new_privileges.unwrap_or(false),
             max_restarts: p.max_restarts.map(Spanned::into_inner),
+            restart_policy,
+            restart_rules,
         })
+    }
+
+    /// An entry's `restart_rules` (KEP-5307): inits and mains only, at most 20
+    /// rules of at most 255 exit codes, each 0 to 255.
+    fn restart_rules(
+        &mut self,
+        role: Role,
+        rules: Spanned<Vec<Spanned<RawRestartRule>>>,
+    ) -> Vec<RestartRule> {
+        let at = rules.span().start;
+        if role == Role::Sidecar {
+            self.at(at, "restart_rules is not allowed on a sidecar: it restarts after every exit".into());
+            return Vec::new();
+        }
+        let rules = rules.into_inner();
+        if rules.len() > MAX_RESTART_RULES {
+            self.at(at, format!("at most {MAX_RESTART_RULES} restart_rules (found {})", rules.len()));
+        }
+        let mut out = Vec::new();
+        for rule in rules {
+            let rule = rule.into_inner();
+            let values_at = rule.exit_codes.values.span().start;
+            let values = rule.exit_codes.values.into_inner();
+            if values.is_empty() || values.len() > MAX_EXIT_CODES {
+                self.at(
+                    values_at,
+                    format!(
+                        "exit_codes.values needs 1 to {MAX_EXIT_CODES} exit codes (found {})",
+                        values.len()
+                    ),
+                );
+            }
+            let mut codes = Vec::new();
+            for v in values {
+                match u8::try_from(*v.get_ref()) {
+                    Ok(code) => codes.push(code),
+                    Err(_) => {
+                        self.at(v.span().start, format!("exit code {} is outside 0..=255", v.get_ref()))
+                    }
+                }
+            }
+            out.push(RestartRule { action: rule.action, operator: rule.exit_codes.operator, values: codes });
+        }
+        out
     }
 
     fn command(&mut self, c: Spanned<RawCommand>) -> Vec<String> {
@@ -734,6 +796,11 @@ command = ["/app/server"]
             ("[[process]]\nname=\"a\"\nrole=\"helper\"\ncommand=\"x\"\n", "unknown variant"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nuser=\"nosuchuser-podinit\"\n", "no user \"nosuchuser-podinit\" in /etc/passwd"),
             ("[pod]\nbogus=1\n", "unknown field"),
+            ("[[process]]\nname=\"s\"\nrole=\"sidecar\"\ncommand=\"x\"\nrestart_policy=\"Never\"\n[[process]]\nname=\"a\"\ncommand=\"x\"\n", "restart_policy is not allowed on a sidecar"),
+            ("[[process]]\nname=\"s\"\nrole=\"sidecar\"\ncommand=\"x\"\nrestart_rules=[]\n[[process]]\nname=\"a\"\ncommand=\"x\"\n", "restart_rules is not allowed on a sidecar"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_rules=[{action=\"restart\",exit_codes={operator=\"in\",values=[1,256]}}]\n", "pod.toml:4:70: process[1].restart_rules.exit_codes.256: exit code 256 is outside 0..=255"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_rules=[{action=\"restart\",exit_codes={operator=\"in\",values=[]}}]\n", "exit_codes.values needs 1 to 255 exit codes (found 0)"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_rules=[{action=\"restart_all\",exit_codes={operator=\"in\",values=[1]}}]\n", "unknown variant `restart_all`, expected `restart`"),
             ("[[process]]\nname=\"a\"\ncommand=[\"a\\u0000b\"]\n", "pod.toml:3:9: process[1].command: a command must not contain a NUL"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nenv={\"A=B\"=\"x\"}\n", "env \"A=B\": a name must be non-empty without `=` or NUL"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nenv={\"\"=\"x\"}\n", "env \"\": a name must be non-empty"),

@@ -45,7 +45,9 @@ pub mod exit_status;
 
 use self::backoff::Backoff;
 use self::exit_status::Exit;
-use crate::config::{Completion, HoldUntil, PodSpec, RestartPolicy, Role, Signal, MIN_STOP_GRACE};
+use crate::config::{
+    Completion, HoldUntil, PodSpec, RestartPolicy, Role, RuleAction, Signal, MIN_STOP_GRACE,
+};
 pub use crate::config::{HookKind, ProbeKind};
 
 /// Index of an entry in [`PodSpec::entries`].
@@ -815,11 +817,21 @@ impl Pod {
             self.drive_termination(now);
             return;
         }
-        let policy = self.spec.restart_policy;
-        let restart = match role {
-            Role::Sidecar => true,
-            Role::Init => !exit.success() && policy != RestartPolicy::Never,
-            Role::Main => match policy {
+        let spec = &self.spec.entries[entry];
+        // KEP-5307: the entry's first matching rule decides, else its own
+        // restart_policy, else the pod's. An init's exit 0 always completes it.
+        let policy = spec.restart_policy.unwrap_or(self.spec.restart_policy);
+        let by_rule = spec
+            .restart_rules
+            .iter()
+            .find(|r| r.matches(exit.status()))
+            .filter(|_| !(role == Role::Init && exit.success()))
+            .map(|r| r.action);
+        let restart = match (role, by_rule) {
+            (Role::Sidecar, _) => true,
+            (_, Some(RuleAction::Restart)) => true,
+            (Role::Init, None) => !exit.success() && policy != RestartPolicy::Never,
+            (Role::Main, None) => match policy {
                 RestartPolicy::Always => true,
                 RestartPolicy::OnFailure => !exit.success() || failed_stop,
                 RestartPolicy::Never => false,

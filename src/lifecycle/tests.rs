@@ -520,6 +520,51 @@ fn max_restarts_then_one_more_failure_fails_the_pod_with_its_status() {
     assert!(sim.fx.notes.iter().any(|n| n.event == "max_restarts" && n.status == Some(7)));
 }
 
+/// KEP-5307: the first matching restart rule decides, else the entry's own
+/// restart_policy, else the pod's.
+#[test]
+fn restart_rules_and_an_entrys_own_restart_policy_come_before_the_pods() {
+    let rule = |operator, values: &[u8]| crate::config::RestartRule {
+        action: RuleAction::Restart,
+        operator,
+        values: values.to_vec(),
+    };
+    // Pod policy Never; a rule restarts on 42 only.
+    let mut m = entry("m", Role::Main);
+    m.restart_rules = vec![rule(crate::config::Operator::In, &[42])];
+    let mut sim = Sim::new(pod(vec![m]));
+    sim.exit("m", Exit::Code(42));
+    assert!(sim.running("m"), "42 matches the rule: restarted");
+    sim.exit("m", Exit::Code(1));
+    assert_eq!(sim.fx.exit, Some(1), "1 matches no rule: Never");
+
+    // not_in: restart on anything but 0 and 3.
+    let mut m = entry("m", Role::Main);
+    m.restart_rules = vec![rule(crate::config::Operator::NotIn, &[0, 3])];
+    let mut spec = pod(vec![m]);
+    spec.backoff.initial = Duration::ZERO;
+    let mut sim = Sim::new(spec);
+    sim.exit("m", Exit::Signal(KILL));
+    assert!(sim.running("m"), "137 is not in [0, 3]");
+    sim.exit("m", Exit::Code(3));
+    assert_eq!(sim.fx.exit, Some(3));
+
+    // The entry's own policy over the pod's Never; an init's exit 0 completes it.
+    let mut init = entry("i", Role::Init);
+    init.restart_rules = vec![rule(crate::config::Operator::In, &[0])];
+    let mut m = entry("m", Role::Main);
+    m.restart_policy = Some(RestartPolicy::OnFailure);
+    let mut spec = pod(vec![init, m]);
+    spec.backoff.initial = Duration::ZERO;
+    let mut sim = Sim::new(spec);
+    sim.exit("i", Exit::Code(0));
+    assert!(!sim.running("i") && sim.running("m"), "the init completed; the main runs");
+    sim.exit("m", Exit::Code(2));
+    assert!(sim.running("m"), "OnFailure of its own");
+    sim.exit("m", Exit::Code(0));
+    assert_eq!(sim.fx.exit, Some(0));
+}
+
 /// The machine says what is worth saying as data: the runtime only logs it.
 #[test]
 fn notes_say_what_happened_with_their_fields() {
