@@ -475,3 +475,48 @@ fn hanging_exec_probe_is_killed_at_its_timeout_and_counts_as_a_failure() {
     let out = run.wait();
     assert_eq!(count(&out.records, "start app"), 0, "{}", out.report());
 }
+
+/// KEP-3960: a `sleep` pre_stop ends as soon as the process exits; the pod
+/// does not wait out the sleep.
+#[test]
+fn a_sleep_pre_stop_ends_when_the_process_exits() {
+    let td = TestDir::new();
+    let cfg = td.config(&format!(
+        "[pod]\ntermination_grace_period = \"20s\"\n\n{}",
+        entry(
+            "app",
+            "main",
+            "echo \"start app\" >> \"@REC@\"\nsleep 1\necho \"done app\" >> \"@REC@\"",
+            "pre_stop = { sleep = \"30s\" }"
+        )
+    ));
+    let mut run = td.podinit().config(&cfg).spawn();
+    run.wait_for_record("start app", secs(5.0));
+    let sent = Instant::now();
+    run.signal(SIGTERM);
+    let out = run.wait();
+    let took = sent.elapsed();
+    assert!(out.records.contains(&"done app".to_string()), "{}", out.report());
+    assert!(took < secs(5.0), "waited {took:?} for a sleep hook whose process had exited\n{}", out.report());
+    out.assert_code(0);
+}
+
+/// KEP-4818: `sleep = "0s"` is a valid hook that does nothing.
+#[test]
+fn a_zero_sleep_pre_stop_is_accepted_and_stops_at_once() {
+    let td = TestDir::new();
+    let cfg = td.config(&format!(
+        "[pod]\ntermination_grace_period = \"20s\"\n\n{}",
+        entry("app", "main", &sleeper("app"), "pre_stop = { sleep = \"0s\" }")
+    ));
+    let check = td.podinit_not_pid1().args(["check", "--config"]).arg(&cfg).run();
+    check.assert_code(0);
+    let mut run = td.podinit().config(&cfg).spawn();
+    run.wait_for_record("start app", secs(5.0));
+    let sent = Instant::now();
+    run.signal(SIGTERM);
+    let out = run.wait();
+    assert!(out.records.contains(&"stop app".to_string()), "{}", out.report());
+    assert!(sent.elapsed() < secs(3.0), "{}", out.report());
+    out.assert_code(0);
+}

@@ -565,6 +565,21 @@ fn restart_rules_and_an_entrys_own_restart_policy_come_before_the_pods() {
     assert_eq!(sim.fx.exit, Some(0));
 }
 
+/// KEP-3960: a process that exits during its pre_stop ends its stop; the hook's
+/// result is not waited for.
+#[test]
+fn an_exit_during_pre_stop_ends_the_stop_without_the_hook() {
+    let mut m = entry("m", Role::Main);
+    m.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(30)));
+    let mut sim = Sim::new(pod(vec![m]));
+    sim.take_log();
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    assert_eq!(sim.take_log(), s(&["hook m PreStop"]));
+    sim.advance(Duration::from_secs(1));
+    sim.exit("m", Exit::Code(0));
+    assert_eq!(sim.take_log(), s(&["exit 0"]), "no stop signal, no wait for the hook");
+}
+
 /// The machine says what is worth saying as data: the runtime only logs it.
 #[test]
 fn notes_say_what_happened_with_their_fields() {
