@@ -253,3 +253,24 @@ fn run_with_deadline(mut cmd: Command, deadline: Duration) -> (Option<i32>, Stri
     };
     (status.code(), out.join().unwrap(), err.join().unwrap())
 }
+
+/// The Job's podFailurePolicy fails the Job at once on the statuses podinit
+/// itself uses for mistakes a retry cannot mend: a config error and its own
+/// active_deadline. They must be the numbers podinit really uses.
+#[test]
+fn job_pod_failure_policy_names_podinits_own_statuses() {
+    let m = parse_manifest();
+    let job = &m.jobs[0];
+    let spec = job.spec.as_ref().expect("job spec");
+    let policy = spec.pod_failure_policy.as_ref().expect("a podFailurePolicy");
+    let rule = policy.rules.iter().find(|r| r.action == "FailJob").expect("a FailJob rule");
+    let codes = rule.on_exit_codes.as_ref().expect("onExitCodes");
+    assert_eq!(codes.container_name.as_deref(), Some(the_container(job).name.as_str()));
+    assert_eq!(codes.operator, "In");
+    let mut values = codes.values.clone();
+    values.sort_unstable();
+    assert_eq!(values, vec![podinit::lifecycle::exit_status::USAGE, podinit::lifecycle::exit_status::DEADLINE_EXCEEDED]);
+    // podFailurePolicy needs a pod that never restarts in place.
+    let pod = spec.template.spec.as_ref().expect("pod spec");
+    assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
+}
