@@ -269,7 +269,10 @@ fn job_pod_failure_policy_names_podinits_own_statuses() {
     assert_eq!(codes.operator, "In");
     let mut values = codes.values.clone();
     values.sort_unstable();
-    assert_eq!(values, vec![podinit::lifecycle::exit_status::USAGE, podinit::lifecycle::exit_status::DEADLINE_EXCEEDED]);
+    assert_eq!(
+        values,
+        vec![podinit::lifecycle::exit_status::USAGE, podinit::lifecycle::exit_status::DEADLINE_EXCEEDED]
+    );
     // podFailurePolicy needs a pod that never restarts in place.
     let pod = spec.template.spec.as_ref().expect("pod spec");
     assert_eq!(pod.restart_policy.as_deref(), Some("Never"));

@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -30,7 +31,8 @@ use tokio::task::AbortHandle;
 
 use crate::config::LogMode;
 use crate::config::Signal;
-use crate::config::{HookSpec, PodSpec};
+use crate::config::{EntrySpec, HookSpec, PodSpec};
+use crate::lifecycle::exit_status::Exit;
 use crate::lifecycle::{
     Action, Driver, Effects, EntryId, Event, HookKind, Instance, Level, Note, Pod, ProbeKind, Timer,
 };
@@ -91,6 +93,44 @@ struct Runtime {
     hooks: HashMap<(EntryId, HookKind), AbortHandle>,
     /// Spawn failures in a row, per entry (for [`worth_repeating`]).
     spawn_failures: Vec<u32>,
+    /// Where inits write `KEY=VALUE` lines for the entries after them
+    /// (`PODINIT_ENV_FILE`); `None` without inits, or when no private
+    /// directory could be made.
+    env_dir: Option<PathBuf>,
+    /// What the inits that succeeded wrote, in order (a later one wins).
+    init_env: Vec<(String, String)>,
+}
+
+/// The variable that names an init's env file.
+pub const ENV_FILE_VAR: &str = "PODINIT_ENV_FILE";
+
+/// A new private directory (mode 0700) for the inits' env files: under
+/// `$XDG_RUNTIME_DIR`, `/run`, `/tmp` or `/dev/shm`, the first that works.
+/// Its name is new each time (many podinits are PID 1 of their own namespace
+/// and share a /tmp), and creating it fails rather than reuse one.
+fn make_env_dir() -> Option<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let uid = nix::unistd::geteuid().as_raw();
+    let bases = [
+        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
+        Some("/run".into()),
+        Some("/tmp".into()),
+        Some("/dev/shm".into()),
+    ];
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    for base in bases.into_iter().flatten().filter(|b| !b.as_os_str().is_empty()) {
+        for attempt in 0..8u128 {
+            let dir = base.join(format!("podinit-{uid}-env-{:x}", nanos.wrapping_add(attempt * 7919)));
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => return Some(dir),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(_) => break,
+            }
+        }
+    }
+    tracing::warn!("no directory for the inits' env files: {ENV_FILE_VAR} is not set");
+    None
 }
 
 impl Supervisor {
@@ -117,6 +157,13 @@ impl Supervisor {
             probes: HashMap::new(),
             hooks: HashMap::new(),
             spawn_failures: vec![0; spec.entries.len()],
+            env_dir: spec
+                .entries
+                .iter()
+                .any(|e| e.role == crate::config::Role::Init)
+                .then(make_env_dir)
+                .flatten(),
+            init_env: Vec::new(),
         };
         Supervisor { pod: Pod::new(spec), driver: Driver::new(), fx, rx, status_rx, status_socket }
     }
@@ -172,6 +219,7 @@ impl Supervisor {
             libc::SIGCHLD => {
                 let reaped = self.fx.reaper.drain();
                 for (entry, instance, exit) in reaped.entries {
+                    let exit = self.fx.take_init_env(self.pod.spec(), entry, exit);
                     self.driver.push(Event::Exited { entry, instance, exit });
                 }
             }
@@ -259,8 +307,60 @@ impl Effects for Runtime {
 }
 
 impl Runtime {
-    fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
+    /// The env file of an init that exited 0, read into what later entries
+    /// get (the need behind KEP-3721). Bounded and parsed as `env_file`; one
+    /// that cannot be read or parsed makes the init count as failed
+    /// (status 1), with the reason in the log. Values are never logged.
+    fn take_init_env(&mut self, pod: &PodSpec, entry: EntryId, exit: Exit) -> Exit {
         let spec = &pod.entries[entry];
+        let (Some(dir), true, true) = (&self.env_dir, spec.role == crate::config::Role::Init, exit.success())
+        else {
+            return exit;
+        };
+        let file = dir.join(format!("{}.env", spec.name));
+        if !file.exists() {
+            return exit;
+        }
+        let pairs = crate::config::validate::read_text(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| crate::config::envfile::parse(&text));
+        match pairs {
+            Ok(pairs) => {
+                let names: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+                tracing::info!("{} wrote {} for the entries after it", spec.name, names.join(", "));
+                for (k, v) in pairs {
+                    self.init_env.retain(|(old, _)| *old != k);
+                    self.init_env.push((k, v));
+                }
+                exit
+            }
+            Err(why) => {
+                tracing::error!(
+                    "{}: its {ENV_FILE_VAR} {}: {why}; the init counts as failed",
+                    spec.name,
+                    file.display()
+                );
+                Exit::Code(1)
+            }
+        }
+    }
+
+    /// The entry as it runs: with what the inits before wrote, then its own
+    /// environment (which wins), and an init's own `PODINIT_ENV_FILE`.
+    fn with_init_env(&self, spec: &EntrySpec) -> EntrySpec {
+        let mut spec = spec.clone();
+        let mut env = self.init_env.clone();
+        if let (Some(dir), crate::config::Role::Init) = (&self.env_dir, spec.role) {
+            let file = dir.join(format!("{}.env", spec.name));
+            let _ = std::fs::remove_file(&file);
+            env.push((ENV_FILE_VAR.to_owned(), file.display().to_string()));
+        }
+        env.extend(spec.env);
+        spec.env = env;
+        spec
+    }
+    fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
+        let spec = &self.with_init_env(&pod.entries[entry]);
         let with_stdin = self.stdin_entry == Some(entry);
         let stdio = match (spec.log, with_stdin) {
             (_, true) if self.terminal => Stdio3::Terminal,
@@ -332,7 +432,7 @@ impl Runtime {
         kind: ProbeKind,
         not_before: Instant,
     ) {
-        let spec = pod.entries[entry].clone();
+        let spec = self.with_init_env(&pod.entries[entry]);
         let Some(probe) = spec.probe(kind).cloned() else { return };
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
@@ -378,7 +478,7 @@ impl Runtime {
     }
 
     fn run_hook(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance, hook: HookKind) {
-        let spec = pod.entries[entry].clone();
+        let spec = self.with_init_env(&pod.entries[entry]);
         let Some(handler) = spec.hook(hook).cloned() else { return };
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
@@ -412,6 +512,9 @@ impl Runtime {
     /// Kills and reaps every leftover descendant, then writes out
     /// all output still buffered.
     async fn finish(&mut self) {
+        if let Some(dir) = self.env_dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         for h in self.probes.drain().map(|(_, h)| h).chain(self.hooks.drain().map(|(_, h)| h)) {
             h.abort();
         }
