@@ -94,3 +94,35 @@ touch "@DIR@/ran"; exit 9"#;
     out.assert_code(0);
     assert_eq!(count(&out.records, "start app"), 2, "{}", out.report());
 }
+
+/// KEP-4438 (alpha), opt-in: a sidecar that dies while the main is still
+/// stopping comes back until its turn; without the flag it stays down.
+#[test]
+fn restart_during_termination_brings_back_a_sidecar_that_dies_before_its_turn() {
+    for flag in [true, false] {
+        let td = TestDir::new();
+        let side = r#"echo "start side" >> "@REC@"
+while :; do
+  if [ -f "@DIR@/terminating" ] && [ ! -f "@DIR@/crashed" ]; then touch "@DIR@/crashed"; exit 1; fi
+  sleep 0.05
+done"#;
+        let main = r#"trap 'touch "@DIR@/terminating"; sleep 1.5; echo "stop app" >> "@REC@"; exit 0' TERM
+echo "start app" >> "@REC@"
+while :; do sleep 0.05; done"#;
+        let cfg = td.config(&format!(
+            "[pod]\ntermination_grace_period = \"8s\"\n\n{}{}",
+            entry("side", "sidecar", side, &format!("restart_during_termination = {flag}")),
+            entry("app", "main", main, "")
+        ));
+        let mut run = td.podinit().config(&cfg).spawn();
+        run.wait_for_record("start app", secs(5.0));
+        run.signal(SIGTERM);
+        let out = run.wait();
+        out.assert_code(0);
+        let starts = count(&out.records, "start side");
+        assert_eq!(starts, if flag { 2 } else { 1 }, "restart_during_termination = {flag}\n{}", out.report());
+        if flag {
+            assert!(out.stderr.contains("restarting side during termination"), "{}", out.report());
+        }
+    }
+}

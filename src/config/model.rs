@@ -242,6 +242,9 @@ pub struct EntrySpec {
     /// After this many restarts, one more failure fails the pod with the
     /// entry's status (supervisord's `startretries`); `None`: no limit.
     pub max_restarts: Option<u32>,
+    /// Sidecars: started again when they exit during termination before their
+    /// turn (KEP-4438, alpha); off by default.
+    pub restart_during_termination: bool,
     /// Inits and mains: overrides `[pod] restart_policy` (KEP-5307).
     pub restart_policy: Option<RestartPolicy>,
     /// Inits and mains: on each exit the first matching rule decides, else
@@ -290,6 +293,7 @@ impl EntrySpec {
             max_restarts: None,
             restart_policy: None,
             restart_rules: Vec::new(),
+            restart_during_termination: false,
         }
     }
 }

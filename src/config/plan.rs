@@ -96,6 +96,9 @@ fn details(e: &EntrySpec) -> Vec<String> {
     if e.no_new_privileges {
         d.push("no_new_privileges".to_owned());
     }
+    if e.restart_during_termination {
+        d.push("restart_during_termination".to_owned());
+    }
     if let Some(policy) = e.restart_policy {
         d.push(format!("restart_policy {policy}"));
     }

@@ -74,6 +74,7 @@ pub struct RawProcess {
     pub max_restarts: Option<Spanned<u32>>,
     pub restart_policy: Option<Spanned<RestartPolicy>>,
     pub restart_rules: Option<Spanned<Vec<Spanned<RawRestartRule>>>>,
+    pub restart_during_termination: Option<Spanned<bool>>,
 }
 
 /// One of `restart_rules`: `{ action, exit_codes = { operator, values } }`.

@@ -404,6 +404,12 @@ impl Validator<'_> {
             Some(r.into_inner())
         });
         let restart_rules = p.restart_rules.map_or_else(Vec::new, |rules| self.restart_rules(role, rules));
+        let restart_during_termination = p.restart_during_termination.is_some_and(|r| {
+            if role != Role::Sidecar {
+                self.at(r.span().start, "restart_during_termination applies to sidecars only".into());
+            }
+            role == Role::Sidecar && r.into_inner()
+        });
         let oom_score_adj = p.oom_score_adj.and_then(|o| {
             let v = *o.get_ref();
             if (-1000..=1000).contains(&v) {
@@ -436,6 +442,7 @@ impl Validator<'_> {
             max_restarts: p.max_restarts.map(Spanned::into_inner),
             restart_policy,
             restart_rules,
+            restart_during_termination,
         })
     }
 
@@ -796,6 +803,7 @@ command = ["/app/server"]
             ("[[process]]\nname=\"a\"\nrole=\"helper\"\ncommand=\"x\"\n", "unknown variant"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nuser=\"nosuchuser-podinit\"\n", "no user \"nosuchuser-podinit\" in /etc/passwd"),
             ("[pod]\nbogus=1\n", "unknown field"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_during_termination=true\n", "restart_during_termination applies to sidecars only"),
             ("[[process]]\nname=\"s\"\nrole=\"sidecar\"\ncommand=\"x\"\nrestart_policy=\"Never\"\n[[process]]\nname=\"a\"\ncommand=\"x\"\n", "restart_policy is not allowed on a sidecar"),
             ("[[process]]\nname=\"s\"\nrole=\"sidecar\"\ncommand=\"x\"\nrestart_rules=[]\n[[process]]\nname=\"a\"\ncommand=\"x\"\n", "restart_rules is not allowed on a sidecar"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_rules=[{action=\"restart\",exit_codes={operator=\"in\",values=[1,256]}}]\n", "pod.toml:4:70: process[1].restart_rules.exit_codes.256: exit code 256 is outside 0..=255"),

@@ -311,6 +311,8 @@ struct Entry {
     passed: bool,
     /// Spawns that failed in a row (reset by a successful one).
     spawn_failures: u32,
+    /// Started again during termination (KEP-4438): stopped with SIGKILL.
+    restarted_in_termination: bool,
 }
 
 impl Entry {
@@ -391,6 +393,7 @@ impl Pod {
                 backoff: Backoff::new(spec.backoff),
                 passed: false,
                 spawn_failures: 0,
+                restarted_in_termination: false,
             })
             .collect();
         let sequence = (0..spec.entries.len()).filter(|&i| spec.entries[i].role != Role::Main).collect();
@@ -702,6 +705,28 @@ impl Pod {
 
     fn spawn(&mut self, entry: EntryId, now: Instant) {
         debug_assert!(!self.terminating());
+        self.spawn_unchecked(entry, now);
+    }
+
+    /// Whether a sidecar that exited during termination, before its turn, is
+    /// started again (KEP-4438, alpha in Kubernetes 1.37): only with
+    /// `restart_during_termination`, only while the budget is not spent, only
+    /// while something it must outlive still runs, and not with a grace of
+    /// 1 s or less (as KEP-4438).
+    fn may_restart_during_termination(&self, entry: EntryId) -> bool {
+        let Phase::Terminating { spent: false, .. } = self.phase else { return false };
+        if !self.spec.entries[entry].restart_during_termination
+            || self.spec.termination_grace_period <= Duration::from_secs(1)
+        {
+            return false;
+        }
+        // Its turn has not come while a main, an init or a later sidecar runs.
+        (0..self.entries.len())
+            .filter(|&i| i != entry)
+            .any(|i| self.entries[i].is_alive() && (self.role(i) != Role::Sidecar || i > entry))
+    }
+
+    fn spawn_unchecked(&mut self, entry: EntryId, now: Instant) {
         let e = &mut self.entries[entry];
         if e.instance > 0 {
             e.restarts += 1;
@@ -800,12 +825,13 @@ impl Pod {
     fn on_exit(&mut self, entry: EntryId, exit: Exit, now: Instant) {
         let role = self.role(entry);
         let e = &mut self.entries[entry];
-        let (failed_stop, ran_for) = match &e.state {
+        let (failed_stop, ran_for, signalled) = match &e.state {
             EntryState::Running(live) => (
                 live.stop().is_some_and(|s| s.cause == StopCause::Failed),
                 now.saturating_duration_since(live.spawned_at),
+                live.stop().is_some_and(|s| s.signalled_at.is_some()),
             ),
-            _ => (false, Duration::ZERO),
+            _ => (false, Duration::ZERO, false),
         };
         let instance = e.instance;
         e.last_exit = Some(exit);
@@ -814,6 +840,18 @@ impl Pod {
         self.out.push(Action::CancelTimer(Timer::Stop(entry, instance)));
 
         if self.terminating() {
+            if role == Role::Sidecar && !signalled && self.may_restart_during_termination(entry) {
+                // KEP-4438 (alpha): a sidecar that dies before its turn comes
+                // back, bare: no probes, no hooks, SIGKILL when its turn comes.
+                let text = format!(
+                    "restarting {} during termination (restart_during_termination)",
+                    self.name(entry)
+                );
+                self.note(Level::Info, "restarting", entry, text);
+                self.entries[entry].restarted_in_termination = true;
+                self.spawn_unchecked(entry, now);
+                return;
+            }
             self.drive_termination(now);
             return;
         }
@@ -1089,7 +1127,11 @@ impl Pod {
 
     /// Sends the stop signal now and arms SIGKILL for `max(now + 2 s, deadline)`.
     fn send_stop(&mut self, entry: EntryId, now: Instant, deadline: Instant) {
-        let signal = self.spec.entries[entry].stop_signal;
+        let signal = if self.entries[entry].restarted_in_termination {
+            Signal::KILL
+        } else {
+            self.spec.entries[entry].stop_signal
+        };
         let instance = self.entries[entry].instance;
         let Some(live) = self.entries[entry].live() else { return };
         let Some(stop) = live.stop() else { return };

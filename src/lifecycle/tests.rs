@@ -580,6 +580,31 @@ fn an_exit_during_pre_stop_ends_the_stop_without_the_hook() {
     assert_eq!(sim.take_log(), s(&["exit 0"]), "no stop signal, no wait for the hook");
 }
 
+/// KEP-4438 (alpha): with `restart_during_termination`, a sidecar that dies
+/// before its turn comes back, bare, and gets SIGKILL at its turn; without the
+/// flag it stays down.
+#[test]
+fn restart_during_termination_brings_back_a_sidecar_that_dies_before_its_turn() {
+    for flag in [true, false] {
+        let mut side = entry("side", Role::Sidecar);
+        side.restart_during_termination = flag;
+        let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+        sim.take_log();
+        sim.event(Event::Terminate { signal: Signal::TERM });
+        assert_eq!(sim.take_log(), s(&["stop m"]));
+        sim.exit("side", Exit::Code(1));
+        if !flag {
+            assert!(sim.take_log().is_empty(), "without the flag nothing restarts");
+            continue;
+        }
+        assert_eq!(sim.take_log(), s(&["spawn side"]), "no probes, no hooks");
+        sim.exit("m", Exit::Signal(TERM));
+        assert_eq!(sim.take_log(), s(&["kill side"]), "the restarted copy gets SIGKILL at its turn");
+        sim.exit("side", Exit::Signal(KILL));
+        assert_eq!(sim.fx.exit, Some(128 + TERM));
+    }
+}
+
 /// The machine says what is worth saying as data: the runtime only logs it.
 #[test]
 fn notes_say_what_happened_with_their_fields() {
