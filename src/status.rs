@@ -175,6 +175,7 @@ fn phase_name(p: Phase) -> &'static str {
     match p {
         Phase::Booting { .. } => "starting",
         Phase::Running { .. } => "running",
+        Phase::Restarting => "restarting",
         Phase::Terminating { .. } => "terminating",
         Phase::Done => "exited",
     }
@@ -182,8 +183,15 @@ fn phase_name(p: Phase) -> &'static str {
 
 /// Renders the report of a pod.
 ///
-/// `deadline_in` is what is left of `[pod] active_deadline`, when it has one.
-pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool, deadline_in: Option<Duration>) -> Report {
+/// `deadline_in` is what is left of `[pod] active_deadline`, when it has one;
+/// `pod_restarts` counts restarts of the whole pod (`restart_all`).
+pub fn render(
+    entries: &[EntryStatus],
+    phase: Phase,
+    ready: bool,
+    deadline_in: Option<Duration>,
+    pod_restarts: u32,
+) -> Report {
     let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
     let mut text = format!(
         "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY\n",
@@ -226,11 +234,15 @@ pub fn render(entries: &[EntryStatus], phase: Phase, ready: bool, deadline_in: O
         ));
     }
     json.push(']');
+    json.push_str(&format!(",\"pod_restarts\":{pod_restarts}"));
     if let Some(left) = deadline_in {
         json.push_str(&format!(",\"active_deadline_in_ms\":{}", left.as_millis()));
     }
     json.push_str("}\n");
     text.push_str(&format!("pod: {}, {}", phase_name(phase), if ready { "ready" } else { "not ready" }));
+    if pod_restarts > 0 {
+        text.push_str(&format!(", whole pod restarted {pod_restarts} times"));
+    }
     if let Some(left) = deadline_in {
         let left = Duration::from_secs(left.as_secs());
         text.push_str(&format!(", active deadline in {}", humantime::format_duration(left)));

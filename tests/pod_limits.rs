@@ -126,3 +126,37 @@ while :; do sleep 0.05; done"#;
         }
     }
 }
+
+/// KEP-5532: a sidecar's exit code that matches a `restart_all` rule restarts
+/// the whole pod: the init runs again, once per pod restart.
+#[test]
+fn restart_all_on_a_sidecar_exit_reruns_the_init_once_per_pod_restart() {
+    let td = TestDir::new();
+    let side = r#"echo "start side" >> "@REC@"
+if [ ! -f "@DIR@/crashed" ]; then touch "@DIR@/crashed"; sleep 0.2; exit 88; fi
+trap 'exit 0' TERM
+while :; do sleep 0.05; done"#;
+    let rule =
+        r#"restart_rules = [{ action = "restart_all", exit_codes = { operator = "in", values = [88] } }]"#;
+    let main = r#"echo "start app" >> "@REC@"
+trap 'exit 0' TERM
+sleep 1.5"#;
+    let cfg = td.config(&format!(
+        "[pod]\ntermination_grace_period = \"3s\"\n\n{}{}{}",
+        entry("setup", "init", r#"echo "init ran" >> "@REC@""#, ""),
+        entry("side", "sidecar", side, rule),
+        entry("app", "main", main, "")
+    ));
+    let mut run = td.podinit().config(&cfg).spawn();
+    run.wait_for_record_n("init ran", 2, secs(10.0));
+    run.wait_for_record_n("start app", 1, secs(10.0));
+    let mut status = std::process::Command::new(env!("CARGO_BIN_EXE_podinit"));
+    status.args(["status", "--json", "--socket"]).arg(td.file("status.sock"));
+    let answer = run_with_deadline(&mut status, secs(5.0));
+    let out = run.wait();
+    out.assert_code(0);
+    assert_eq!(count(&out.records, "init ran"), 2, "once, then once per pod restart\n{}", out.report());
+    assert_eq!(count(&out.records, "start side"), 2, "{}", out.report());
+    assert!(out.stderr.contains("restart_all, restarting the whole pod"), "{}", out.report());
+    assert!(answer.stdout.contains("\"pod_restarts\":1"), "podinit status counts it: {answer:?}");
+}

@@ -121,6 +121,8 @@ named_enum! {
     /// rules).
     pub enum RuleAction {
         Restart = "restart",
+        /// Restart the whole pod from its first init (KEP-5532).
+        RestartAll = "restart_all",
     }
 }
 

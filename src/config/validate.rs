@@ -454,10 +454,6 @@ impl Validator<'_> {
         rules: Spanned<Vec<Spanned<RawRestartRule>>>,
     ) -> Vec<RestartRule> {
         let at = rules.span().start;
-        if role == Role::Sidecar {
-            self.at(at, "restart_rules is not allowed on a sidecar: it restarts after every exit".into());
-            return Vec::new();
-        }
         let rules = rules.into_inner();
         if rules.len() > MAX_RESTART_RULES {
             self.at(at, format!("at most {MAX_RESTART_RULES} restart_rules (found {})", rules.len()));
@@ -484,6 +480,12 @@ impl Validator<'_> {
                         self.at(v.span().start, format!("exit code {} is outside 0..=255", v.get_ref()))
                     }
                 }
+            }
+            if role == Role::Sidecar && rule.action != RuleAction::RestartAll {
+                self.at(
+                    at,
+                    "a sidecar restarts after every exit: its restart_rules can only say restart_all".into(),
+                );
             }
             out.push(RestartRule { action: rule.action, operator: rule.exit_codes.operator, values: codes });
         }
@@ -805,10 +807,10 @@ command = ["/app/server"]
             ("[pod]\nbogus=1\n", "unknown field"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_during_termination=true\n", "restart_during_termination applies to sidecars only"),
             ("[[process]]\nname=\"s\"\nrole=\"sidecar\"\ncommand=\"x\"\nrestart_policy=\"Never\"\n[[process]]\nname=\"a\"\ncommand=\"x\"\n", "restart_policy is not allowed on a sidecar"),
-            ("[[process]]\nname=\"s\"\nrole=\"sidecar\"\ncommand=\"x\"\nrestart_rules=[]\n[[process]]\nname=\"a\"\ncommand=\"x\"\n", "restart_rules is not allowed on a sidecar"),
+            ("[[process]]\nname=\"s\"\nrole=\"sidecar\"\ncommand=\"x\"\nrestart_rules=[{action=\"restart\",exit_codes={operator=\"in\",values=[1]}}]\n[[process]]\nname=\"a\"\ncommand=\"x\"\n", "its restart_rules can only say restart_all"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_rules=[{action=\"restart\",exit_codes={operator=\"in\",values=[1,256]}}]\n", "pod.toml:4:70: process[1].restart_rules.exit_codes.256: exit code 256 is outside 0..=255"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_rules=[{action=\"restart\",exit_codes={operator=\"in\",values=[]}}]\n", "exit_codes.values needs 1 to 255 exit codes (found 0)"),
-            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_rules=[{action=\"restart_all\",exit_codes={operator=\"in\",values=[1]}}]\n", "unknown variant `restart_all`, expected `restart`"),
+            ("[[process]]\nname=\"a\"\ncommand=\"x\"\nrestart_rules=[{action=\"restart_some\",exit_codes={operator=\"in\",values=[1]}}]\n", "unknown variant `restart_some`, expected `restart` or `restart_all`"),
             ("[[process]]\nname=\"a\"\ncommand=[\"a\\u0000b\"]\n", "pod.toml:3:9: process[1].command: a command must not contain a NUL"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nenv={\"A=B\"=\"x\"}\n", "env \"A=B\": a name must be non-empty without `=` or NUL"),
             ("[[process]]\nname=\"a\"\ncommand=\"x\"\nenv={\"\"=\"x\"}\n", "env \"\": a name must be non-empty"),

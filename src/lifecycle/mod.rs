@@ -68,6 +68,8 @@ pub enum Timer {
     Budget,
     /// `[pod] active_deadline` has passed.
     Deadline,
+    /// The pod's backoff before a restart of the whole pod is over.
+    PodRestart,
 }
 
 /// Something that happened.
@@ -336,6 +338,9 @@ pub enum Phase {
     Booting { cursor: usize },
     /// Mains started (or being started, `next_main` indexes the mains).
     Running { next_main: usize },
+    /// A `restart_all` rule matched (KEP-5532): everything is being killed;
+    /// then, after the pod's backoff, the start sequence runs again.
+    Restarting,
     /// Termination has begun; `deadline` is when the budget is spent.
     Terminating { deadline: Instant, spent: bool },
     /// `Exit` has been emitted.
@@ -373,6 +378,11 @@ pub struct Pod {
     deadline_exceeded: bool,
     /// When `[pod] active_deadline` passes, once the pod has started.
     deadline_at: Option<Instant>,
+    /// Restarts of the whole pod (`restart_all`), and their backoff.
+    pod_restarts: u32,
+    pod_backoff: Backoff,
+    /// When the start sequence last began (for the pod's backoff).
+    booted_at: Option<Instant>,
     /// The signal that began termination, if one did.
     term_signal: Option<Signal>,
     out: Vec<Action>,
@@ -398,6 +408,7 @@ impl Pod {
             .collect();
         let sequence = (0..spec.entries.len()).filter(|&i| spec.entries[i].role != Role::Main).collect();
         let mains = (0..spec.entries.len()).filter(|&i| spec.entries[i].role == Role::Main).collect();
+        let pod_backoff = Backoff::new(spec.backoff);
         Pod {
             spec,
             entries,
@@ -407,6 +418,9 @@ impl Pod {
             failed: None,
             deadline_exceeded: false,
             deadline_at: None,
+            pod_restarts: 0,
+            pod_backoff,
+            booted_at: None,
             term_signal: None,
             out: Vec::new(),
             notes: Vec::new(),
@@ -429,6 +443,7 @@ impl Pod {
             self.deadline_at = Some(now + d);
             self.out.push(Action::ArmTimer { timer: Timer::Deadline, at: now + d });
         }
+        self.booted_at = Some(now);
         self.advance(now);
         std::mem::take(&mut self.out)
     }
@@ -471,6 +486,7 @@ impl Pod {
                 self.notes.push(n);
                 self.spend_budget(now);
             }
+            Event::Timer(Timer::PodRestart) => self.on_pod_restart_timer(now),
             Event::Timer(Timer::Deadline) => {
                 if !self.terminating() {
                     let d = self.spec.active_deadline.unwrap_or_default();
@@ -502,6 +518,11 @@ impl Pod {
     /// termination has begun).
     pub fn deadline_at(&self) -> Option<Instant> {
         self.deadline_at.filter(|_| !self.terminating() && self.phase != Phase::Done)
+    }
+
+    /// How many times the whole pod was restarted (`restart_all`).
+    pub fn pod_restarts(&self) -> u32 {
+        self.pod_restarts
     }
 
     /// What the machine found worth saying since the last call, in order.
@@ -681,7 +702,7 @@ impl Pod {
                         _ => self.phase = Phase::Running { next_main: next_main + 1 },
                     }
                 }
-                Phase::Terminating { .. } | Phase::Done => return,
+                Phase::Restarting | Phase::Terminating { .. } | Phase::Done => return,
             }
         }
     }
@@ -755,6 +776,11 @@ impl Pod {
                 startup: Streak::default(),
             },
         });
+        if self.phase == Phase::Restarting {
+            // The pod restarts while it was being spawned: killed like the rest.
+            self.kill_for_pod_restart(entry, now);
+            return;
+        }
         if let Phase::Terminating { deadline, .. } = self.phase {
             // Termination began while it was being spawned: it only gets stopped.
             let stop = Stop {
@@ -839,6 +865,12 @@ impl Pod {
         self.out.push(Action::StopChecks { entry });
         self.out.push(Action::CancelTimer(Timer::Stop(entry, instance)));
 
+        if self.phase == Phase::Restarting {
+            self.entries[entry].state = EntryState::Waiting;
+            self.restart_pod_when_empty(now);
+            return;
+        }
+
         if self.terminating() {
             if role == Role::Sidecar && !signalled && self.may_restart_during_termination(entry) {
                 // KEP-4438 (alpha): a sidecar that dies before its turn comes
@@ -863,11 +895,16 @@ impl Pod {
             .restart_rules
             .iter()
             .find(|r| r.matches(exit.status()))
-            .filter(|_| !(role == Role::Init && exit.success()))
+            .filter(|r| !(role == Role::Init && exit.success() && r.action == RuleAction::Restart))
             .map(|r| r.action);
+        if by_rule == Some(RuleAction::RestartAll) {
+            self.restart_all(entry, exit, now);
+            return;
+        }
         let restart = match (role, by_rule) {
             (Role::Sidecar, _) => true,
-            (_, Some(RuleAction::Restart)) => true,
+            // Handled above; kept so the match stays exhaustive.
+            (_, Some(RuleAction::Restart | RuleAction::RestartAll)) => true,
             (Role::Init, None) => !exit.success() && policy != RestartPolicy::Never,
             (Role::Main, None) => match policy {
                 RestartPolicy::Always => true,
@@ -1173,6 +1210,98 @@ impl Pod {
         }
     }
 
+    // ----- restarting the whole pod (KEP-5532) -----
+
+    /// A `restart_all` rule matched: every process is killed at once, with no
+    /// pre_stop and no grace, in no order (KEP-5532, "Restart Phases"); once
+    /// all are gone and the pod's backoff is over, the start sequence runs
+    /// again from the first init.
+    fn restart_all(&mut self, entry: EntryId, exit: Exit, now: Instant) {
+        let text = format!("{} exited with {exit}: restart_all, restarting the whole pod", self.name(entry));
+        self.note(Level::Warn, "restart_all", entry, text).status = Some(exit.status());
+        self.phase = Phase::Restarting;
+        for e in 0..self.entries.len() {
+            let instance = self.entries[e].instance;
+            match &self.entries[e].state {
+                EntryState::Running(_) => self.kill_for_pod_restart(e, now),
+                EntryState::Backoff { .. } => {
+                    self.out.push(Action::CancelTimer(Timer::Backoff(e)));
+                    self.entries[e].state = EntryState::Waiting;
+                }
+                EntryState::Spawning { .. } => {
+                    // Asked for in this step: withdrawn; else killed once spawned.
+                    let asked = Action::Spawn { entry: e, instance };
+                    if let Some(i) = self.out.iter().position(|a| *a == asked) {
+                        self.out.remove(i);
+                        self.entries[e].state = EntryState::Waiting;
+                    }
+                }
+                EntryState::Waiting | EntryState::Exited => self.entries[e].state = EntryState::Waiting,
+            }
+        }
+        self.restart_pod_when_empty(now);
+    }
+
+    /// SIGKILL now, for a pod restart: no hook, no grace.
+    fn kill_for_pod_restart(&mut self, entry: EntryId, now: Instant) {
+        let Some(live) = self.entries[entry].live() else { return };
+        if live.stop().is_some_and(|s| s.killed) {
+            return;
+        }
+        let pid = live.pid();
+        let stop = Stop {
+            cause: StopCause::Termination,
+            deadline: now,
+            in_hook: false,
+            signalled_at: Some(now),
+            kill_at: Some(now),
+            killed: true,
+            started: live.started(),
+            ready: false,
+            readiness: Streak::default(),
+        };
+        self.set_stage(entry, Stage::Stopping(stop));
+        for kind in ProbeKind::ALL {
+            self.out.push(Action::StopProbe { entry, kind: *kind });
+        }
+        self.out.push(Action::Signal { entry, pid, signal: Signal::KILL });
+    }
+
+    /// Once no process of the pod is left, the pod's backoff (the same
+    /// doubling as an entry's, KEP-5532 "Risks") before the restart.
+    fn restart_pod_when_empty(&mut self, now: Instant) {
+        if self.entries.iter().any(Entry::is_alive) {
+            return;
+        }
+        let ran_for = self.booted_at.map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        let delay = self.pod_backoff.next_delay(ran_for);
+        if delay.is_zero() {
+            self.on_pod_restart_timer(now);
+            return;
+        }
+        let text = format!("restarting the pod in {}", humantime::format_duration(delay));
+        let mut n = Note::new(Level::Info, "backoff", None, text);
+        n.delay = Some(delay);
+        self.notes.push(n);
+        self.out.push(Action::ArmTimer { timer: Timer::PodRestart, at: now + delay });
+    }
+
+    fn on_pod_restart_timer(&mut self, now: Instant) {
+        if self.phase != Phase::Restarting {
+            return;
+        }
+        self.pod_restarts += 1;
+        let text = format!("restarting the pod (restart {} of the whole pod)", self.pod_restarts);
+        self.notes.push(Note::new(Level::Info, "pod_restarting", None, text));
+        for e in &mut self.entries {
+            e.passed = false;
+            e.state = EntryState::Waiting;
+        }
+        self.phase = Phase::Booting { cursor: 0 };
+        self.booted_at = Some(now);
+        self.advance(now);
+    }
+
     // ----- termination -----
 
     fn on_terminate(&mut self, signal: Signal, now: Instant) {
@@ -1218,11 +1347,15 @@ impl Pod {
     /// inits and mains get their stop signal after it, sidecars in reverse
     /// order once everything after them is gone.
     fn begin_termination(&mut self, now: Instant) {
+        let was_restarting = self.phase == Phase::Restarting;
         let deadline = now + self.spec.termination_grace_period;
         self.phase = Phase::Terminating { deadline, spent: false };
         self.out.push(Action::ArmTimer { timer: Timer::Budget, at: deadline });
         if self.spec.active_deadline.is_some() {
             self.out.push(Action::CancelTimer(Timer::Deadline));
+        }
+        if was_restarting {
+            self.out.push(Action::CancelTimer(Timer::PodRestart));
         }
         for entry in 0..self.entries.len() {
             let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();

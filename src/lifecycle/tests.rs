@@ -605,6 +605,46 @@ fn restart_during_termination_brings_back_a_sidecar_that_dies_before_its_turn() 
     }
 }
 
+/// KEP-5532: a `restart_all` rule kills everything at once (no pre_stop, no
+/// grace), then, after the pod's backoff, runs the start sequence again from
+/// the first init; the pod's restart count goes up.
+#[test]
+fn restart_all_reruns_the_pod_from_its_first_init_with_backoff_between() {
+    let mut side = entry("side", Role::Sidecar);
+    side.restart_rules = vec![crate::config::RestartRule {
+        action: RuleAction::RestartAll,
+        operator: crate::config::Operator::In,
+        values: vec![88],
+    }];
+    let mut m = entry("m", Role::Main);
+    m.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(5)));
+    let mut sim = Sim::new(pod(vec![entry("i", Role::Init), side, m]));
+    sim.exit("i", Exit::Code(0));
+    assert!(sim.running("side") && sim.running("m"));
+    sim.take_log();
+    sim.exit("side", Exit::Code(88));
+    assert_eq!(sim.take_log(), s(&["kill m"]), "killed at once, no pre_stop");
+    sim.exit("m", Exit::Signal(KILL));
+    assert_eq!(sim.take_log(), s(&["spawn i"]), "the first pod restart is immediate");
+    assert_eq!(sim.pod.pod_restarts(), 1);
+    sim.exit("i", Exit::Code(0));
+    assert!(sim.running("side") && sim.running("m"), "then the whole sequence again");
+    sim.take_log();
+    sim.exit("side", Exit::Code(88));
+    sim.exit("m", Exit::Signal(KILL));
+    assert!(sim.take_log().ends_with(&s(&["kill m"])), "the second one waits out the pod's backoff");
+    sim.advance(Duration::from_millis(999));
+    assert!(!sim.running("i"));
+    sim.advance(Duration::from_millis(1));
+    assert!(sim.running("i"));
+    assert_eq!(sim.pod.pod_restarts(), 2);
+    // Another exit code of the sidecar only restarts the sidecar.
+    sim.exit("i", Exit::Code(0));
+    sim.take_log();
+    sim.exit("side", Exit::Code(1));
+    assert_eq!(sim.take_log(), s(&["spawn side"]));
+}
+
 /// The machine says what is worth saying as data: the runtime only logs it.
 #[test]
 fn notes_say_what_happened_with_their_fields() {

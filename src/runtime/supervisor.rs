@@ -188,7 +188,8 @@ impl Supervisor {
                 Some(reply) = self.status_rx.recv() => {
                     let pod = &self.pod;
                     let deadline_in = pod.deadline_at().map(|at| at.saturating_duration_since(Instant::now()));
-                    let _ = reply.send(crate::status::render(&pod.status(), pod.phase(), pod.is_ready(), deadline_in));
+                    let report = crate::status::render(&pod.status(), pod.phase(), pod.is_ready(), deadline_in, pod.pod_restarts());
+                    let _ = reply.send(report);
                 }
                 () = sleep_until(next_timer) => {
                     let now = Instant::now();
