@@ -874,14 +874,15 @@ impl Pod {
         if self.terminating() {
             if role == Role::Sidecar && !signalled && self.may_restart_during_termination(entry) {
                 // KEP-4438 (alpha): a sidecar that dies before its turn comes
-                // back, bare: no probes, no hooks, SIGKILL when its turn comes.
-                let text = format!(
-                    "restarting {} during termination (restart_during_termination)",
-                    self.name(entry)
-                );
-                self.note(Level::Info, "restarting", entry, text);
-                self.entries[entry].restarted_in_termination = true;
-                self.spawn_unchecked(entry, now);
+                // back, bare: no probes, no hooks, SIGKILL when its turn comes;
+                // with its backoff, so that a crash loop cannot spin.
+                let delay = self.entries[entry].backoff.next_delay(ran_for);
+                if delay.is_zero() {
+                    self.restart_in_termination(entry, now);
+                } else {
+                    self.entries[entry].state = EntryState::Backoff { until: now + delay };
+                    self.out.push(Action::ArmTimer { timer: Timer::Backoff(entry), at: now + delay });
+                }
                 return;
             }
             self.drive_termination(now);
@@ -973,11 +974,26 @@ impl Pod {
     }
 
     fn on_backoff_over(&mut self, entry: EntryId, now: Instant) {
-        if matches!(self.entries.get(entry).map(|e| &e.state), Some(EntryState::Backoff { .. }))
-            && !self.terminating()
-        {
-            self.restart(entry, now);
+        if !matches!(self.entries.get(entry).map(|e| &e.state), Some(EntryState::Backoff { .. })) {
+            return;
         }
+        if !self.terminating() {
+            self.restart(entry, now);
+        } else if self.may_restart_during_termination(entry) {
+            self.restart_in_termination(entry, now);
+        } else {
+            // Its turn came while it waited: it stays down.
+            self.entries[entry].state = EntryState::Exited;
+            self.drive_termination(now);
+        }
+    }
+
+    /// KEP-4438: starts a sidecar again during termination, bare.
+    fn restart_in_termination(&mut self, entry: EntryId, now: Instant) {
+        let text = format!("restarting {} during termination (restart_during_termination)", self.name(entry));
+        self.note(Level::Info, "restarting", entry, text);
+        self.entries[entry].restarted_in_termination = true;
+        self.spawn_unchecked(entry, now);
     }
 
     /// Starts the entry again (its backoff, if any, is over). After spawn

@@ -22,6 +22,10 @@ struct EntryShape {
     post_start: bool,
     pre_stop: bool,
     hold_ready: bool,
+    /// The newer rules: 0 none, 1 max_restarts = 2, 2 a `restart` rule on
+    /// status 1 with its own restart_policy Never, 3 a `restart_all` rule on
+    /// status 2, 4 restart_during_termination (sidecars).
+    extra: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -36,7 +40,7 @@ enum Op {
 }
 
 fn shape() -> impl Strategy<Value = EntryShape> {
-    (0..3u8, any::<[bool; 6]>()).prop_map(|(r, b)| EntryShape {
+    (0..3u8, any::<[bool; 6]>(), 0..5u8).prop_map(|(r, b, extra)| EntryShape {
         role: [Role::Init, Role::Sidecar, Role::Main][r as usize],
         startup: b[0],
         readiness: b[1],
@@ -44,6 +48,7 @@ fn shape() -> impl Strategy<Value = EntryShape> {
         post_start: b[3],
         pre_stop: b[4],
         hold_ready: b[5],
+        extra,
     })
 }
 
@@ -63,13 +68,27 @@ fn probe() -> ProbeSpec {
     ProbeSpec { period: Duration::from_secs(1), failure_threshold: 2, ..ProbeSpec::new(action) }
 }
 
-fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64) -> PodSpec {
+fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_ms: Option<u64>) -> PodSpec {
     let mut entries: Vec<EntrySpec> = shapes
         .iter()
         .enumerate()
         .map(|(i, s)| {
             let probes = s.role != Role::Init;
+            let rule = |action, values: &[u8]| crate::config::RestartRule {
+                action,
+                operator: crate::config::Operator::In,
+                values: values.to_vec(),
+            };
+            let sidecar = s.role == Role::Sidecar;
             EntrySpec {
+                max_restarts: (s.extra == 1).then_some(2),
+                restart_policy: (s.extra == 2 && !sidecar).then_some(RestartPolicy::Never),
+                restart_rules: match s.extra {
+                    2 if !sidecar => vec![rule(RuleAction::Restart, &[1])],
+                    3 => vec![rule(RuleAction::RestartAll, &[2])],
+                    _ => Vec::new(),
+                },
+                restart_during_termination: s.extra == 4 && sidecar,
                 hold_until: if s.hold_ready { HoldUntil::Ready } else { HoldUntil::Started },
                 startup_probe: (probes && s.startup).then(probe),
                 readiness_probe: (probes && s.readiness).then(probe),
@@ -98,7 +117,7 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64) -> PodSpec
         },
         log: LogMode::Prefixed,
         status_socket: None,
-        active_deadline: None,
+        active_deadline: deadline_ms.map(Duration::from_millis),
         entries,
     }
 }
@@ -123,6 +142,13 @@ struct Fx {
     budget_deadline: Option<Instant>,
     /// Spawns asked for in the current step.
     spawns_this_step: usize,
+    /// Mains spawned since the start sequence last began (a restart_all
+    /// begins it again).
+    round_mains: BTreeSet<EntryId>,
+    /// Instances spawned during termination (restart_during_termination).
+    spawned_in_termination: BTreeSet<(EntryId, Instance)>,
+    /// The events of the notes the machine gave, with their status.
+    notes: Vec<(&'static str, Option<i32>)>,
     /// The first invariant broken, if any.
     broken: Option<String>,
 }
@@ -134,6 +160,12 @@ impl Fx {
 
     fn observe(&mut self, pod: &Pod, now: Instant) {
         let terminating = matches!(pod.phase(), Phase::Terminating { .. } | Phase::Done);
+        if pod.phase() == Phase::Restarting {
+            // The start sequence will run again: its gates start over.
+            self.inits_ok.clear();
+            self.ever_started.clear();
+            self.round_mains.clear();
+        }
         if let Phase::Terminating { deadline, spent: false } = pod.phase() {
             self.budget_deadline.get_or_insert(deadline);
         }
@@ -157,6 +189,10 @@ impl Fx {
 }
 
 impl Effects for Fx {
+    fn say(&mut self, _pod: &Pod, notes: Vec<Note>) {
+        self.notes.extend(notes.into_iter().map(|n| (n.event, n.status)));
+    }
+
     fn perform(&mut self, pod: &Pod, a: Action, now: Instant) -> Option<Event> {
         self.observe(pod, now);
         let terminating = matches!(pod.phase(), Phase::Terminating { .. } | Phase::Done);
@@ -171,9 +207,16 @@ impl Effects for Fx {
                     self.fail(format!("a second spawn in one step: {entry}"));
                 }
                 if terminating {
-                    self.fail(format!("spawn of {entry} after termination began"));
+                    if pod.spec().entries[entry].restart_during_termination {
+                        self.spawned_in_termination.insert((entry, instance));
+                    } else {
+                        self.fail(format!("spawn of {entry} after termination began"));
+                    }
                 }
-                if role(entry) == Role::Main && self.mains_spawned.insert(entry) {
+                if role(entry) == Role::Main {
+                    self.mains_spawned.insert(entry);
+                }
+                if role(entry) == Role::Main && self.round_mains.insert(entry) {
                     for (i, e) in pod.spec().entries.iter().enumerate() {
                         match e.role {
                             Role::Init if !self.inits_ok.contains(&i) => {
@@ -206,7 +249,11 @@ impl Effects for Fx {
                         None => self.budget_deadline,
                     };
                     let earliest = signalled.map(|t| t + MIN_STOP_GRACE).max(deadline);
-                    if !spent && earliest.is_some_and(|e| now < e) {
+                    // A restart_all kills at once (KEP-5532), and so does the
+                    // stop of a copy restarted during termination (KEP-4438).
+                    let exempt = pod.phase() == Phase::Restarting
+                        || self.spawned_in_termination.contains(&(entry, instance));
+                    if !spent && !exempt && earliest.is_some_and(|e| now < e) {
                         self.fail(format!("{entry}/{instance} SIGKILLed before {earliest:?} (now {now:?})"));
                     }
                     if let Some(l) = self.live.get_mut(&entry) {
@@ -346,8 +393,9 @@ proptest! {
         grace_ms in 0..5000u64,
         ops in proptest::collection::vec(op(), 0..80),
         term_dies in any::<bool>(),
+        deadline_ms in proptest::option::of(500..20_000u64),
     ) {
-        let spec = build(&shapes, policy, any_completion, grace_ms);
+        let spec = build(&shapes, policy, any_completion, grace_ms, deadline_ms);
         let now = Instant::now();
         let fx = Fx {
             timers: BTreeMap::new(),
@@ -362,6 +410,9 @@ proptest! {
             first_term_signal: None,
             budget_deadline: None,
             spawns_this_step: 0,
+            round_mains: BTreeSet::new(),
+            spawned_in_termination: BTreeSet::new(),
+            notes: Vec::new(),
             broken: None,
         };
         let mut w = World { pod: Pod::new(spec), driver: Driver::new(), fx, now };
@@ -432,7 +483,14 @@ proptest! {
         prop_assert!(status.is_some(), "no exit; live: {:?}, phase {:?}", w.fx.live, w.pod.phase());
         let status = status.unwrap_or_default();
         prop_assert!((0..=255).contains(&status), "status {status}");
-        if w.fx.mains_spawned.is_empty() {
+        // What ended the pod decides the status: the deadline (124), an entry
+        // past its max_restarts (its status), else the ordinary rules.
+        let ended_by = |event: &str| w.fx.notes.iter().find(|(e, _)| *e == event).map(|&(_, s)| s);
+        if ended_by("deadline_exceeded").is_some() {
+            prop_assert_eq!(status, exit_status::DEADLINE_EXCEEDED);
+        } else if let Some(failed) = ended_by("max_restarts") {
+            prop_assert_eq!(Some(status), failed);
+        } else if w.fx.mains_spawned.is_empty() {
             let failed_init = w.pod.status().iter().any(|s| s.role == Role::Init && s.last_exit.is_some_and(|x| !x.success()));
             if !failed_init {
                 prop_assert_eq!(Some(status), w.fx.first_term_signal.map(|s| 128 + s));
