@@ -239,6 +239,28 @@ struct Stop {
     readiness: Streak,
 }
 
+impl Stop {
+    /// A stop of `live` that begins now; it keeps the instance's readiness,
+    /// which goes on while it stops.
+    fn begin(live: &Live, cause: StopCause, deadline: Instant, in_hook: bool) -> Stop {
+        let (ready, readiness) = match &live.stage {
+            Stage::Started { ready, readiness, .. } => (*ready, *readiness),
+            _ => (false, Streak::default()),
+        };
+        Stop {
+            cause,
+            deadline,
+            in_hook,
+            signalled_at: None,
+            kill_at: None,
+            killed: false,
+            started: live.started(),
+            ready,
+            readiness,
+        }
+    }
+}
+
 /// A running instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Live {
@@ -783,18 +805,10 @@ impl Pod {
         }
         if let Phase::Terminating { deadline, .. } = self.phase {
             // Termination began while it was being spawned: it only gets stopped.
-            let stop = Stop {
-                cause: StopCause::Termination,
-                deadline,
-                in_hook: false,
-                signalled_at: None,
-                kill_at: None,
-                killed: false,
-                started: false,
-                ready: false,
-                readiness: Streak::default(),
-            };
-            self.set_stage(entry, Stage::Stopping(stop));
+            if let Some(live) = self.entries[entry].live() {
+                let stop = Stop::begin(live, StopCause::Termination, deadline, false);
+                self.set_stage(entry, Stage::Stopping(stop));
+            }
             self.drive_termination(now);
             return;
         }
@@ -1150,22 +1164,7 @@ impl Pod {
         let instance = self.entries[entry].instance;
         let Some(live) = self.entries[entry].live() else { return };
         let pid = live.pid();
-        // Readiness goes on (and keeps its state) while the instance stops.
-        let (ready, readiness) = match &live.stage {
-            Stage::Started { ready, readiness, .. } => (*ready, *readiness),
-            _ => (false, Streak::default()),
-        };
-        let stop = Stop {
-            cause: StopCause::Failed,
-            deadline,
-            in_hook: has_pre_stop,
-            signalled_at: None,
-            kill_at: None,
-            killed: false,
-            started: live.started(),
-            ready,
-            readiness,
-        };
+        let stop = Stop::begin(live, StopCause::Failed, deadline, has_pre_stop);
         self.set_stage(entry, Stage::Stopping(stop));
         for kind in [ProbeKind::Startup, ProbeKind::Liveness] {
             self.out.push(Action::StopProbe { entry, kind });
@@ -1266,15 +1265,10 @@ impl Pod {
         }
         let pid = live.pid();
         let stop = Stop {
-            cause: StopCause::Termination,
-            deadline: now,
-            in_hook: false,
             signalled_at: Some(now),
             kill_at: Some(now),
             killed: true,
-            started: live.started(),
-            ready: false,
-            readiness: Streak::default(),
+            ..Stop::begin(live, StopCause::Termination, now, false)
         };
         self.set_stage(entry, Stage::Stopping(stop));
         for kind in ProbeKind::ALL {
@@ -1404,7 +1398,7 @@ impl Pod {
                         // A stop under way (a failure's) becomes the
                         // termination's; its deadline and hook stay.
                         Stage::Stopping(s) => Stop { cause: StopCause::Termination, ..s.clone() },
-                        stage => {
+                        _ => {
                             if has_pre_stop {
                                 self.out.push(Action::RunHook {
                                     entry,
@@ -1413,21 +1407,7 @@ impl Pod {
                                     hook: HookKind::PreStop,
                                 });
                             }
-                            let (ready, readiness) = match stage {
-                                Stage::Started { ready, readiness, .. } => (*ready, *readiness),
-                                _ => (false, Streak::default()),
-                            };
-                            Stop {
-                                cause: StopCause::Termination,
-                                deadline,
-                                in_hook: has_pre_stop,
-                                signalled_at: None,
-                                kill_at: None,
-                                killed: false,
-                                started: live.started(),
-                                ready,
-                                readiness,
-                            }
+                            Stop::begin(live, StopCause::Termination, deadline, has_pre_stop)
                         }
                     };
                     self.set_stage(entry, Stage::Stopping(stop));
