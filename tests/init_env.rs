@@ -50,3 +50,22 @@ fn an_env_file_that_does_not_parse_fails_the_init() {
     assert!(!out.records.contains(&"start app".to_string()), "{}", out.report());
     assert!(out.stderr.contains("the init counts as failed"), "{}", out.report());
 }
+
+/// An init that puts a FIFO (or a symbolic link) where its env file goes
+/// cannot make podinit wait for a writer or read a file it chose: the init
+/// counts as failed and podinit goes on answering.
+#[test]
+fn an_env_file_that_is_a_fifo_or_a_symlink_fails_the_init_without_hanging() {
+    for trick in ["mkfifo \"$PODINIT_ENV_FILE\"", "ln -s /etc/passwd \"$PODINIT_ENV_FILE\""] {
+        let td = TestDir::new();
+        let cfg = td.config(&format!(
+            "[pod]\nrestart_policy = \"Never\"\n\n{}{}",
+            entry("secrets", "init", &format!("rm -f \"$PODINIT_ENV_FILE\"; {trick}"), ""),
+            entry("app", "main", r#"echo "start app" >> "@REC@""#, "")
+        ));
+        let out = td.podinit().deadline(secs(10.0)).config(&cfg).run();
+        out.assert_code(1);
+        assert!(out.stderr.contains("the init counts as failed"), "{trick}\n{}", out.report());
+        assert!(!out.records.contains(&"start app".to_string()), "{}", out.report());
+    }
+}

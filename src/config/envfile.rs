@@ -27,6 +27,9 @@ pub fn parse(text: &str) -> Result<Vec<(String, String)>, String> {
             return Err(format!("line {}: invalid variable name {key:?}", i + 1));
         }
         let value = value.trim();
+        if value.contains('\0') {
+            return Err(format!("line {}: the value of {key} has a NUL byte", i + 1));
+        }
         let value = ['"', '\'']
             .iter()
             .find_map(|&q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q)).filter(|_| value.len() >= 2))
@@ -38,6 +41,11 @@ pub fn parse(text: &str) -> Result<Vec<(String, String)>, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_nul_byte_in_a_value_is_refused() {
+        assert!(super::parse("A=x\0y\n").unwrap_err().contains("NUL"));
+    }
+
     use super::parse;
 
     #[test]

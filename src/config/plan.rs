@@ -112,7 +112,7 @@ fn details(e: &EntrySpec) -> Vec<String> {
         ));
     }
     if let Some(max) = e.max_restarts {
-        d.push(format!("max_restarts {max}: one more failure fails the pod"));
+        d.push(format!("max_restarts {max}: one more exit that would restart it fails the pod"));
     }
     if let Some(w) = &e.working_dir {
         d.push(format!("working_dir {}", w.display()));

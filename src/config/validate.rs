@@ -107,9 +107,31 @@ pub enum ReadError {
 /// # Errors
 /// [`ReadError`]: the file cannot be read, is too large, or is not UTF-8.
 pub fn read_text(path: &Path) -> Result<String, ReadError> {
+    read_text_from(path, false)
+}
+
+/// As [`read_text`], for a file someone else wrote: a symbolic link is refused
+/// (`O_NOFOLLOW`) instead of followed.
+///
+/// # Errors
+/// As [`read_text`], and ELOOP for a symbolic link.
+pub fn read_text_no_symlink(path: &Path) -> Result<String, ReadError> {
+    read_text_from(path, true)
+}
+
+fn read_text_from(path: &Path, no_symlink: bool) -> Result<String, ReadError> {
     use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it would hang
+    // podinit); a read that would block fails at once instead of waiting.
+    let flags = libc::O_NONBLOCK | if no_symlink { libc::O_NOFOLLOW } else { 0 };
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_fifo() || kind.is_socket() {
+        return Err(ReadError::Io(std::io::Error::other("a FIFO or socket, not a file")));
+    }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(ReadError::TooLarge);
     }

@@ -97,8 +97,8 @@ struct Runtime {
     /// (`PODINIT_ENV_FILE`); `None` without inits, or when no private
     /// directory could be made.
     env_dir: Option<PathBuf>,
-    /// What the inits that succeeded wrote, in order (a later one wins).
-    init_env: Vec<(String, String)>,
+    /// What the inits that succeeded wrote (a later one wins).
+    init_env: std::collections::BTreeMap<String, String>,
 }
 
 /// The variable that names an init's env file.
@@ -163,7 +163,7 @@ impl Supervisor {
                 .any(|e| e.role == crate::config::Role::Init)
                 .then(make_env_dir)
                 .flatten(),
-            init_env: Vec::new(),
+            init_env: std::collections::BTreeMap::new(),
         };
         Supervisor { pod: Pod::new(spec), driver: Driver::new(), fx, rx, status_rx, status_socket }
     }
@@ -322,17 +322,14 @@ impl Runtime {
         if !file.exists() {
             return exit;
         }
-        let pairs = crate::config::validate::read_text(&file)
+        let pairs = crate::config::validate::read_text_no_symlink(&file)
             .map_err(|e| e.to_string())
             .and_then(|text| crate::config::envfile::parse(&text));
         match pairs {
             Ok(pairs) => {
                 let names: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
                 tracing::info!("{} wrote {} for the entries after it", spec.name, names.join(", "));
-                for (k, v) in pairs {
-                    self.init_env.retain(|(old, _)| *old != k);
-                    self.init_env.push((k, v));
-                }
+                self.init_env.extend(pairs);
                 exit
             }
             Err(why) => {
@@ -350,7 +347,8 @@ impl Runtime {
     /// environment (which wins), and an init's own `PODINIT_ENV_FILE`.
     fn with_init_env(&self, spec: &EntrySpec) -> EntrySpec {
         let mut spec = spec.clone();
-        let mut env = self.init_env.clone();
+        let mut env: Vec<(String, String)> =
+            self.init_env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         if let (Some(dir), crate::config::Role::Init) = (&self.env_dir, spec.role) {
             let file = dir.join(format!("{}.env", spec.name));
             let _ = std::fs::remove_file(&file);
