@@ -6,6 +6,7 @@ import threading
 import time
 
 port = int(sys.argv[1])
+greeting = sys.argv[2]  # the file the init task wrote
 time.sleep(0.5)  # a slow start, so that the startup probe has something to wait for
 
 
@@ -14,7 +15,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path == "/healthz":
             body = b"ok\n"
         else:
-            with open("/tmp/podinit-batch/greeting.txt", "rb") as f:
+            with open(greeting, "rb") as f:
                 body = b"api says: " + f.read()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))

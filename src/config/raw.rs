@@ -129,7 +129,7 @@ pub struct RawExec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, expecting = "a tcp_socket table")]
 pub struct RawTcpSocket {
-    pub port: Spanned<u16>,
+    pub port: Spanned<RawPort>,
     pub host: Option<String>,
 }
 
@@ -137,7 +137,7 @@ pub struct RawTcpSocket {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, expecting = "an http_get table")]
 pub struct RawHttpGet {
-    pub port: Spanned<u16>,
+    pub port: Spanned<RawPort>,
     pub path: Option<String>,
     pub host: Option<String>,
     pub scheme: Option<Spanned<Scheme>>,
@@ -148,8 +148,39 @@ pub struct RawHttpGet {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, expecting = "a grpc table")]
 pub struct RawGrpc {
-    pub port: Spanned<u16>,
+    pub port: Spanned<RawPort>,
     pub service: Option<String>,
+}
+
+/// A probe's port: a number, or a string that names an environment variable
+/// of podinit (`"${PORT}"`, `"${PORT:-8080}"`), resolved when the file is read
+/// (docs/configuration.md, "Ports from the environment").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawPort {
+    Number(i64),
+    Env(String),
+}
+
+impl<'de> Deserialize<'de> for RawPort {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RawPort;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a port number or \"${VARIABLE}\" / \"${VARIABLE:-default}\"")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawPort, E> {
+                Ok(RawPort::Number(n))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<RawPort, E> {
+                Ok(RawPort::Number(i64::try_from(n).unwrap_or(i64::MAX)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawPort, E> {
+                Ok(RawPort::Env(s.to_owned()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A command: an array is exec'd as it is, a string is run by `/bin/sh -c`.

@@ -19,7 +19,9 @@ use toml::Spanned;
 
 use super::locate::locate;
 use super::model::*;
-use super::raw::{RawCommand, RawConfig, RawExec, RawHook, RawHttpGet, RawProbe, RawProcess, RawRestartRule};
+use super::raw::{
+    RawCommand, RawConfig, RawExec, RawHook, RawHttpGet, RawPort, RawProbe, RawProcess, RawRestartRule,
+};
 
 /// Most `restart_rules` of one entry, and most exit codes in one rule
 /// (the Kubernetes API's limits for container restart rules, KEP-5307).
@@ -630,11 +632,26 @@ impl Validator<'_> {
         }
     }
 
-    fn port(&mut self, p: Spanned<u16>) -> u16 {
-        if *p.get_ref() == 0 {
-            self.at(p.span().start, "port must be 1-65535".into());
-        }
-        p.into_inner()
+    /// A probe's port: a number 1-65535, or `"${NAME}"` / `"${NAME:-default}"`
+    /// read from podinit's own environment (the one every command inherits).
+    fn port(&mut self, p: Spanned<RawPort>) -> u16 {
+        let at = p.span().start;
+        let in_range = |n: i64| u16::try_from(n).ok().filter(|&n| n != 0);
+        let port = match p.into_inner() {
+            RawPort::Number(n) => in_range(n).ok_or_else(|| format!("must be 1-65535 (found {n})")),
+            RawPort::Env(text) => port_from_env(&text, |name| std::env::var(name).ok()).and_then(|value| {
+                value
+                    .trim()
+                    .parse()
+                    .ok()
+                    .and_then(in_range)
+                    .ok_or_else(|| format!("must be 1-65535 (found {value:?}, from {text:?})"))
+            }),
+        };
+        port.unwrap_or_else(|message| {
+            self.at(at, message);
+            0
+        })
     }
 
     /// `host` of a probe: 127.0.0.1 by default; an empty one is an error.
@@ -677,6 +694,36 @@ impl Validator<'_> {
             path,
             scheme: h.scheme.map_or(Scheme::Http, |s| s.into_inner()),
             headers: h.headers.map(Spanned::into_inner).unwrap_or_default().into_iter().collect(),
+        }
+    }
+}
+
+/// Resolves a port written as `"${NAME}"` or `"${NAME:-default}"` (the whole
+/// string; the default is used when NAME is unset or empty, as in a POSIX
+/// shell) through `lookup`.
+///
+/// # Errors
+/// A message for any other text, a name that is not `[A-Za-z_][A-Za-z0-9_]*`,
+/// or an unset variable without a default.
+fn port_from_env(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let usage =
+        || format!("port {text:?} is neither a number nor \"${{VARIABLE}}\" or \"${{VARIABLE:-default}}\"");
+    let inner = text.strip_prefix("${").and_then(|t| t.strip_suffix('}')).ok_or_else(usage)?;
+    let (name, default) = match inner.split_once(":-") {
+        Some((name, default)) => (name, Some(default)),
+        None => (inner, None),
+    };
+    let mut chars = name.chars();
+    let valid = chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric());
+    if !valid {
+        return Err(usage());
+    }
+    match (lookup(name).filter(|v| !v.is_empty()), default) {
+        (Some(value), _) => Ok(value),
+        (None, Some(default)) => Ok(default.to_owned()),
+        (None, None) => {
+            Err(format!("port {text:?}: {name} is not set (write \"${{{name}:-8080}}\" for a default)"))
         }
     }
 }
@@ -884,5 +931,32 @@ command = ["/app/server"]
         assert_eq!(spec.entries[0].argv, ["true"]);
         let e = from_source(&Source::default(), &LoadOptions::default()).unwrap_err();
         assert!(e.to_string().contains("no main"));
+    }
+
+    #[test]
+    fn ports_come_from_the_environment_or_a_default() {
+        let env = |name: &str| match name {
+            "SET" => Some("8081".to_owned()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        };
+        assert_eq!(port_from_env("${SET}", env), Ok("8081".into()));
+        assert_eq!(port_from_env("${SET:-9}", env), Ok("8081".into()));
+        assert_eq!(port_from_env("${UNSET:-9}", env), Ok("9".into()));
+        assert_eq!(port_from_env("${EMPTY:-9}", env), Ok("9".into()));
+        assert!(port_from_env("${UNSET}", env).unwrap_err().contains("UNSET is not set"));
+        for bad in ["8080", "$SET", "${}", "${1X}", "${SET", "x${SET}", "${SE T}"] {
+            assert!(port_from_env(bad, env).unwrap_err().contains("neither a number"), "{bad}");
+        }
+        let text = "[[process]]\nname = \"a\"\ncommand = \"true\"\n\
+            readiness_probe = { tcp_socket = { port = \"${PODINIT_TEST_SURELY_UNSET:-70000}\" } }\n";
+        assert_eq!(
+            first_error(text),
+            "pod.toml:4:43: process[1].readiness_probe.tcp_socket.port: must be 1-65535 (found \"70000\", from \"${PODINIT_TEST_SURELY_UNSET:-70000}\")"
+        );
+        let text = text.replace("70000", "8080");
+        let spec = check(&text).unwrap_or_else(|e| panic!("{e}"));
+        let probe = spec.entries[0].readiness_probe.as_ref().map(|p| &p.action);
+        assert!(matches!(probe, Some(ProbeAction::TcpSocket { port: 8080, .. })), "{probe:?}");
     }
 }
