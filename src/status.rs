@@ -183,10 +183,12 @@ fn phase_name(p: Phase) -> &'static str {
 
 /// Renders the report of a pod.
 ///
+/// `said` is each entry's last `STATUS=` text (notify probes);
 /// `deadline_in` is what is left of `[pod] active_deadline`, when it has one;
 /// `pod_restarts` counts restarts of the whole pod (`restart_all`).
 pub fn render(
     entries: &[EntryStatus],
+    said: &[Option<String>],
     phase: Phase,
     ready: bool,
     deadline_in: Option<Duration>,
@@ -200,6 +202,7 @@ pub fn render(
     let mut json = String::from("{\"phase\":\"");
     json.push_str(phase_name(phase));
     json.push_str(&format!("\",\"ready\":{ready},\"entries\":["));
+    let mut status_lines = String::new();
     for (i, e) in entries.iter().enumerate() {
         let pid = e.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
         let last = e.last_exit.map_or_else(|| "-".to_owned(), |x| x.status().to_string());
@@ -222,8 +225,20 @@ pub fn render(
         }
         let mut name = Vec::new();
         crate::output::json_string(&e.name, &mut name);
+        let says = said.get(i).and_then(Option::as_deref);
+        let says_json = says.map_or_else(
+            || "null".to_owned(),
+            |s| {
+                let mut out = Vec::new();
+                crate::output::json_string(s, &mut out);
+                String::from_utf8_lossy(&out).into_owned()
+            },
+        );
+        if let Some(s) = says {
+            status_lines.push_str(&format!("{}: {s}\n", e.name));
+        }
         json.push_str(&format!(
-            "{{\"name\":{},\"role\":\"{}\",\"state\":\"{}\",\"pid\":{},\"restarts\":{},\"last_exit\":{},\"ready\":{}}}",
+            "{{\"name\":{},\"role\":\"{}\",\"state\":\"{}\",\"pid\":{},\"restarts\":{},\"last_exit\":{},\"ready\":{},\"status\":{says_json}}}",
             String::from_utf8_lossy(&name),
             e.role.as_str(),
             state_name(e),
@@ -239,6 +254,7 @@ pub fn render(
         json.push_str(&format!(",\"active_deadline_in_ms\":{}", left.as_millis()));
     }
     json.push_str("}\n");
+    text.push_str(&status_lines);
     text.push_str(&format!("pod: {}, {}", phase_name(phase), if ready { "ready" } else { "not ready" }));
     if pod_restarts > 0 {
         text.push_str(&format!(", whole pod restarted {pod_restarts} times"));

@@ -45,6 +45,7 @@ fn every_config_key_is_documented() {
         ),
         ("http_get", format!("{PROCESS}readiness_probe = {{ http_get = {{ @ }} }}\n"), Some("http_get")),
         ("grpc", format!("{PROCESS}readiness_probe = {{ grpc = {{ @ }} }}\n"), Some("grpc")),
+        ("log_line", format!("{PROCESS}readiness_probe = {{ log_line = {{ @ }} }}\n"), Some("log_line")),
         ("restart rule", format!("{PROCESS}restart_rules = [{{ @ }}]\n"), Some("restart_rules")),
         (
             "exit_codes",

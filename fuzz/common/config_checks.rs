@@ -89,6 +89,17 @@ fn check_probe(who: &str, kind: &str, p: &ProbeSpec, single_success: bool) {
             assert_ne!(g.port, 0, "{who}: {kind} port 0 accepted");
             assert!(g.path.starts_with('/'), "{who}: {kind} path {:?} without '/'", g.path);
         }
+        ProbeAction::Notify => {}
+        ProbeAction::Fd { fd } => {
+            assert!(*fd >= 3, "{who}: {kind} fd {fd} (stdin, stdout or stderr) accepted");
+            assert_ne!(kind, "liveness", "{who}: an fd liveness probe accepted");
+        }
+        ProbeAction::LogLine(m) => {
+            assert_ne!(kind, "liveness", "{who}: a log_line liveness probe accepted");
+            if let podinit::config::LineMatch::Contains(text) = m {
+                assert!(!text.is_empty(), "{who}: {kind} empty log_line accepted");
+            }
+        }
     }
 }
 
@@ -126,6 +137,14 @@ fn check_spec(spec: &PodSpec, is_root: bool) {
             assert!(!extras.contains(&true), "{who}: probe on an init entry accepted");
             assert!(e.post_start.is_none() && e.pre_stop.is_none(), "{who}: hook on an init entry accepted");
         }
+        let watches_output = [&e.startup_probe, &e.readiness_probe, &e.liveness_probe]
+            .into_iter()
+            .flatten()
+            .any(|p| matches!(p.action, ProbeAction::LogLine(_)));
+        assert!(
+            !(watches_output && e.log == podinit::config::LogMode::Raw),
+            "{who}: a log_line probe on raw output accepted"
+        );
         for (kind, p, single) in [
             ("startup_probe", &e.startup_probe, true),
             ("liveness_probe", &e.liveness_probe, true),

@@ -346,11 +346,76 @@ impl ProbeSpec {
 /// What a probe does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProbeAction {
-    Exec { argv: Vec<String> },
-    TcpSocket { host: String, port: u16 },
+    Exec {
+        argv: Vec<String>,
+    },
+    TcpSocket {
+        host: String,
+        port: u16,
+    },
     HttpGet(HttpGet),
-    Grpc { host: String, port: u16, service: String },
+    Grpc {
+        host: String,
+        port: u16,
+        service: String,
+    },
+    /// `notify = true`: the process says it is ready with `READY=1` on the
+    /// socket podinit names in `NOTIFY_SOCKET` (systemd's sd_notify protocol),
+    /// and alive with `WATCHDOG=1` (systemd's `WatchdogSec`).
+    Notify,
+    /// `fd = N`: the process writes a line to its descriptor N when it is
+    /// ready (s6's notification-fd).
+    Fd {
+        fd: i32,
+    },
+    /// `log_line`: a line of the process's stdout or stderr says it is ready
+    /// (process-compose's `ready_log_line`).
+    LogLine(LineMatch),
 }
+
+impl ProbeAction {
+    /// Whether the process reports to podinit (notify, fd, log_line) instead
+    /// of podinit trying something each period.
+    pub fn is_push(&self) -> bool {
+        matches!(self, ProbeAction::Notify | ProbeAction::Fd { .. } | ProbeAction::LogLine(_))
+    }
+}
+
+/// How a `log_line` probe matches a line (without its newline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineMatch {
+    /// The line contains this text.
+    Contains(String),
+    /// The line matches this regular expression (regex-lite's syntax: the
+    /// `regex` crate's without Unicode classes).
+    Regex(Pattern),
+}
+
+impl LineMatch {
+    /// Whether `line` (bytes, maybe not UTF-8) matches.
+    pub fn matches(&self, line: &[u8]) -> bool {
+        match self {
+            LineMatch::Contains(text) => memchr::memmem::find(line, text.as_bytes()).is_some(),
+            LineMatch::Regex(p) => p.regex.is_match(&String::from_utf8_lossy(line)),
+        }
+    }
+}
+
+/// A compiled regular expression with the text it came from (two patterns are
+/// equal when their texts are).
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    pub source: String,
+    pub regex: regex_lite::Regex,
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for Pattern {}
 
 /// An HTTP GET of a probe or hook. Success: status 200-399.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::config::{EntrySpec, HookKind, HookSpec, PodSpec, ProbeAction, ProbeKind, ProbeSpec};
+use crate::config::{EntrySpec, HookKind, HookSpec, LineMatch, PodSpec, ProbeAction, ProbeKind, ProbeSpec};
 use crate::config::{HoldUntil, Role};
 
 /// A command as a shell would read it back (arguments with blanks quoted).
@@ -36,7 +36,23 @@ fn probe(kind: ProbeKind, p: &ProbeSpec) -> String {
         ProbeAction::TcpSocket { host, port } => format!("tcp {host}:{port}"),
         ProbeAction::HttpGet(g) => format!("http_get {}://{}:{}{}", g.scheme, g.host, g.port, g.path),
         ProbeAction::Grpc { host, port, service } => format!("grpc {host}:{port} {service:?}"),
+        ProbeAction::Notify if kind == ProbeKind::Liveness => "notify WATCHDOG=1".to_owned(),
+        ProbeAction::Notify => "notify READY=1".to_owned(),
+        ProbeAction::Fd { fd } => format!("a line on fd {fd}"),
+        ProbeAction::LogLine(LineMatch::Contains(text)) => format!("log_line containing {text:?}"),
+        ProbeAction::LogLine(LineMatch::Regex(p)) => format!("log_line matching {:?}", p.source),
     };
+    if p.action.is_push() {
+        let mut s = format!(
+            "{kind} probe: {what}, fails after {} periods of {} without it",
+            p.failure_threshold,
+            dur(p.period)
+        );
+        if !p.initial_delay.is_zero() {
+            let _ = write!(s, ", after {}", dur(p.initial_delay));
+        }
+        return s;
+    }
     let mut s = format!("{kind} probe: {what}, every {}, timeout {}", dur(p.period), dur(p.timeout));
     if !p.initial_delay.is_zero() {
         let _ = write!(s, ", after {}", dur(p.initial_delay));

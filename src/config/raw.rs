@@ -101,6 +101,9 @@ pub struct RawProbe {
     pub tcp_socket: Option<RawTcpSocket>,
     pub http_get: Option<RawHttpGet>,
     pub grpc: Option<RawGrpc>,
+    pub notify: Option<Spanned<bool>>,
+    pub fd: Option<Spanned<i64>>,
+    pub log_line: Option<Spanned<RawLogLine>>,
     pub initial_delay: Option<RawDuration>,
     pub period: Option<Spanned<RawDuration>>,
     pub timeout: Option<Spanned<RawDuration>>,
@@ -142,6 +145,14 @@ pub struct RawHttpGet {
     pub host: Option<String>,
     pub scheme: Option<Spanned<Scheme>>,
     pub headers: Option<Spanned<BTreeMap<String, String>>>,
+}
+
+/// `log_line = { contains }` or `{ regex }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a log_line table")]
+pub struct RawLogLine {
+    pub contains: Option<Spanned<String>>,
+    pub regex: Option<Spanned<String>>,
 }
 
 /// `grpc = { port, service? }`.

@@ -20,13 +20,16 @@ use toml::Spanned;
 use super::locate::locate;
 use super::model::*;
 use super::raw::{
-    RawCommand, RawConfig, RawExec, RawHook, RawHttpGet, RawPort, RawProbe, RawProcess, RawRestartRule,
+    RawCommand, RawConfig, RawExec, RawHook, RawHttpGet, RawLogLine, RawPort, RawProbe, RawProcess,
+    RawRestartRule,
 };
 
 /// Most `restart_rules` of one entry, and most exit codes in one rule
 /// (the Kubernetes API's limits for container restart rules, KEP-5307).
 const MAX_RESTART_RULES: usize = 20;
 const MAX_EXIT_CODES: usize = 255;
+/// Highest descriptor an `fd` probe may name.
+pub const MAX_NOTIFICATION_FD: i32 = 1023;
 use super::signal::Signal;
 
 /// Where the start plan came from, for messages.
@@ -357,9 +360,21 @@ impl Validator<'_> {
                 self.at(h.span().start, "hold_until applies to sidecars only".into());
             }
         }
-        let startup_probe = p.startup_probe.map(|s| self.probe(s, true));
-        let liveness_probe = p.liveness_probe.map(|s| self.probe(s, true));
-        let readiness_probe = p.readiness_probe.map(|s| self.probe(s, false));
+        let log = p.log.unwrap_or(pod_log);
+        let startup_probe = p.startup_probe.map(|s| self.probe(s, ProbeKind::Startup, log));
+        let liveness_probe = p.liveness_probe.map(|s| self.probe(s, ProbeKind::Liveness, log));
+        let readiness_probe = p.readiness_probe.map(|s| self.probe(s, ProbeKind::Readiness, log));
+        let fds: Vec<i32> = [&startup_probe, &readiness_probe]
+            .into_iter()
+            .flatten()
+            .filter_map(|p| match p.action {
+                ProbeAction::Fd { fd } => Some(fd),
+                _ => None,
+            })
+            .collect();
+        if fds.windows(2).any(|w| w[0] != w[1]) {
+            self.at(start, format!("process {name:?}: its startup and readiness probes name different notification descriptors ({} and {}); one process has one", fds[0], fds[1]));
+        }
         let post_start = p.post_start.map(|h| self.hook(h));
         let pre_stop = p.pre_stop.map(|h| self.hook(h));
 
@@ -455,7 +470,7 @@ impl Validator<'_> {
             user,
             hold_until: p.hold_until.map_or(HoldUntil::Ready, |h| h.into_inner()),
             stop_signal: p.stop_signal.map_or(Signal::TERM, |s| s.0),
-            log: p.log.unwrap_or(pod_log),
+            log,
             startup_probe,
             readiness_probe,
             liveness_probe,
@@ -537,15 +552,25 @@ impl Validator<'_> {
         self.command(e.command)
     }
 
-    fn probe(&mut self, s: Spanned<RawProbe>, single_success: bool) -> ProbeSpec {
+    /// A probe of `kind` on an entry whose output is `log`.
+    fn probe(&mut self, s: Spanned<RawProbe>, kind: ProbeKind, log: LogMode) -> ProbeSpec {
+        let single_success = kind != ProbeKind::Readiness;
         let at = s.span().start;
         let p = s.into_inner();
-        let handlers = [p.exec.is_some(), p.tcp_socket.is_some(), p.http_get.is_some(), p.grpc.is_some()];
+        let handlers = [
+            p.exec.is_some(),
+            p.tcp_socket.is_some(),
+            p.http_get.is_some(),
+            p.grpc.is_some(),
+            p.notify.is_some(),
+            p.fd.is_some(),
+            p.log_line.is_some(),
+        ];
         let count = handlers.iter().filter(|&&h| h).count();
         if count != 1 {
             self.at(
                 at,
-                format!("a probe needs exactly one of exec, tcp_socket, http_get, grpc (found {count})"),
+                format!("a probe needs exactly one of exec, tcp_socket, http_get, grpc, notify, fd, log_line (found {count})"),
             );
         }
         let action = if let Some(e) = p.exec {
@@ -559,6 +584,25 @@ impl Validator<'_> {
         } else if let Some(g) = p.grpc {
             let port = self.port(g.port);
             ProbeAction::Grpc { host: "127.0.0.1".into(), port, service: g.service.unwrap_or_default() }
+        } else if let Some(n) = p.notify {
+            if !n.get_ref() {
+                self.at(n.span().start, "notify must be true (leave the probe out to have none)".into());
+            }
+            ProbeAction::Notify
+        } else if let Some(fd) = p.fd {
+            self.push_kind(fd.span().start, "fd", kind);
+            let n = *fd.get_ref();
+            let fd = i32::try_from(n).ok().filter(|n| (3..=MAX_NOTIFICATION_FD).contains(n)).unwrap_or_else(|| {
+                self.at(fd.span().start, format!("must be a descriptor from 3 to {MAX_NOTIFICATION_FD} (found {n}; 0-2 are stdin, stdout and stderr)"));
+                3
+            });
+            ProbeAction::Fd { fd }
+        } else if let Some(l) = p.log_line {
+            self.push_kind(l.span().start, "log_line", kind);
+            if log == LogMode::Raw {
+                self.at(l.span().start, "log_line needs the entry's output to pass through podinit (log = \"prefixed\" or \"json\"; raw output does not)".into());
+            }
+            ProbeAction::LogLine(self.log_line(l))
         } else {
             ProbeAction::Exec { argv: Vec::new() }
         };
@@ -612,6 +656,46 @@ impl Validator<'_> {
             failure_threshold,
             termination_grace_period,
             ..defaults
+        }
+    }
+
+    /// `fd` and `log_line` say "ready" once: they serve startup and readiness
+    /// probes, never liveness.
+    fn push_kind(&mut self, at: usize, handler: &str, kind: ProbeKind) {
+        if kind == ProbeKind::Liveness {
+            self.at(at, format!("{handler} serves startup and readiness probes only: it says \"ready\" once and cannot say \"still alive\" (use notify, whose WATCHDOG=1 can)"));
+        }
+    }
+
+    /// `log_line = { contains }` or `{ regex }`: exactly one, not empty.
+    fn log_line(&mut self, l: Spanned<RawLogLine>) -> LineMatch {
+        let at = l.span().start;
+        match l.into_inner() {
+            RawLogLine { contains: Some(text), regex: None } => {
+                if text.get_ref().is_empty() {
+                    self.at(text.span().start, "must not be empty (every line would match)".into());
+                }
+                LineMatch::Contains(text.into_inner())
+            }
+            RawLogLine { contains: None, regex: Some(source) } => {
+                match regex_lite::Regex::new(source.get_ref()) {
+                    Ok(regex) => LineMatch::Regex(Pattern { source: source.into_inner(), regex }),
+                    Err(e) => {
+                        let first = e
+                            .to_string()
+                            .lines()
+                            .find(|l| !l.trim().is_empty())
+                            .unwrap_or_default()
+                            .to_owned();
+                        self.at(source.span().start, format!("not a regular expression: {}", first.trim()));
+                        LineMatch::Contains(source.into_inner())
+                    }
+                }
+            }
+            _ => {
+                self.at(at, "log_line needs exactly one of contains, regex".into());
+                LineMatch::Contains(String::new())
+            }
         }
     }
 

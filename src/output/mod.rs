@@ -26,6 +26,7 @@
 
 pub mod framing;
 pub mod log;
+pub mod watch;
 
 pub use framing::{frame, frame_lines, json_line, json_string, Framing, MAX_LINE};
 pub use log::{flush_log, write_log_line};
@@ -33,11 +34,14 @@ pub use log::{flush_log, write_log_line};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
+
+use watch::{LineScan, LineWatch};
 
 /// Bytes read from a child pipe at once.
 pub const READ_SIZE: usize = 64 * 1024;
@@ -52,8 +56,9 @@ pub enum Stream {
 /// What a lane is asked to do.
 #[derive(Debug)]
 enum Command {
-    /// Copy this child pipe to the lane's descriptor until end of file.
-    Pump(OwnedFd, Framing),
+    /// Copy this child pipe to the lane's descriptor until end of file,
+    /// showing its lines to a `log_line` probe's watch until one matches.
+    Pump(OwnedFd, Framing, Option<Arc<LineWatch>>),
     /// Let every pump reach end of file (until the deadline), then stop.
     Close(Instant),
 }
@@ -127,10 +132,11 @@ async fn lane(fd: i32, mut rx: mpsc::UnboundedReceiver<Command>) {
     let mut pumps: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     let deadline = loop {
         match rx.recv().await {
-            Some(Command::Pump(pipe_fd, framing)) => match pipe::Receiver::from_owned_fd(pipe_fd) {
+            Some(Command::Pump(pipe_fd, framing, watch)) => match pipe::Receiver::from_owned_fd(pipe_fd) {
                 Ok(r) => {
                     pumps.retain(|p| !p.is_finished());
-                    pumps.push(tokio::task::spawn_local(pump(r, framing, fd)));
+                    let scan = watch.map(|w| LineScan::new(w, MAX_LINE));
+                    pumps.push(tokio::task::spawn_local(pump(r, framing, fd, scan)));
                 }
                 Err(e) => {
                     write_log_line(format!("podinit | error: cannot read child output: {e}\n").as_bytes())
@@ -155,14 +161,15 @@ impl Output {
     }
 
     /// Copies `fd` (a child's pipe) to `stream` until end of file, each line
-    /// framed by `framing`. Starts the stream's lane on first use.
-    pub fn pump(&mut self, fd: OwnedFd, stream: Stream, framing: Framing) {
+    /// framed by `framing`, and shows its lines to `watch` (a `log_line`
+    /// probe) until one matches. Starts the stream's lane on first use.
+    pub fn pump(&mut self, fd: OwnedFd, stream: Stream, framing: Framing, watch: Option<Arc<LineWatch>>) {
         let (slot, raw_fd) = match stream {
             Stream::Stdout => (&mut self.stdout, 1),
             Stream::Stderr => (&mut self.stderr, 2),
         };
         let lane = slot.get_or_insert_with(|| Lane::start(raw_fd));
-        if lane.tx.send(Command::Pump(fd, framing)).is_err() {
+        if lane.tx.send(Command::Pump(fd, framing, watch)).is_err() {
             tracing::error!("output lane {} is gone; output lost", lane_name(stream));
         }
     }
@@ -189,7 +196,7 @@ fn lane_name(stream: Stream) -> &'static str {
     }
 }
 
-async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32) {
+async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32, mut scan: Option<LineScan>) {
     let mut buf = vec![0u8; READ_SIZE];
     let mut carry = Vec::new();
     let mut out = Vec::with_capacity(READ_SIZE + READ_SIZE / 4);
@@ -214,6 +221,12 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32) {
                 Err(_) => break,
             }
         }
+        if let Some(s) = &mut scan {
+            s.feed(&buf[..n]);
+            if !s.active() {
+                scan = None;
+            }
+        }
         out.clear();
         frame(&framing, &mut carry, &buf[..n], &mut out);
         write_lane(fd, &out);
@@ -224,6 +237,9 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32) {
         if eof {
             break;
         }
+    }
+    if let Some(s) = &mut scan {
+        s.finish();
     }
     if !carry.is_empty() {
         // A last line without newline is written, with one added.

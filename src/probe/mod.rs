@@ -16,6 +16,7 @@
 //! grpc attempts are `grpc.rs`'s.
 
 pub mod grpc;
+pub mod push;
 pub mod tls;
 
 use std::rc::Rc;
@@ -61,6 +62,10 @@ pub enum Failure {
     HttpStatus { host: String, port: u16, path: String, status: u16 },
     #[error("grpc {host}:{port} service {service:?}: {source}")]
     Grpc { host: String, port: u16, service: String, source: crate::probe::grpc::CheckError },
+    /// A push probe (notify, fd, log_line) has no attempts: the process
+    /// reports (`push.rs`).
+    #[error("{0} is reported by the process, not tried (a bug in podinit)")]
+    NotTried(&'static str),
     /// podinit is shutting down under the attempt.
     #[error("podinit is exiting")]
     Exiting,
@@ -101,6 +106,9 @@ pub async fn attempt(
                 Err(_) => Err(late(format!("grpc {host}:{port}"))),
             }
         }
+        ProbeAction::Notify => Err(Failure::NotTried("notify")),
+        ProbeAction::Fd { .. } => Err(Failure::NotTried("fd")),
+        ProbeAction::LogLine(_) => Err(Failure::NotTried("log_line")),
     }
 }
 

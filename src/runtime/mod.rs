@@ -2,10 +2,46 @@
 //! (`supervisor`) carries out what the lifecycle decides; `reaper` is the one
 //! waiter for children; `spawn` starts them; `signals` sets podinit's own
 //! signal dispositions and resets a child's; `task` keeps panics in tasks from
-//! vanishing.
+//! vanishing; `announce` holds what push probes need (notify sockets,
+//! notification pipes, log-line watches).
 
+pub mod announce;
 pub mod reaper;
 pub mod signals;
 pub mod spawn;
 pub mod supervisor;
 pub mod task;
+
+use std::path::PathBuf;
+
+/// A new directory of podinit's, `podinit-UID-WHAT-XXXX` with `mode`, under
+/// `$XDG_RUNTIME_DIR`, `/run`, `/tmp` or `/dev/shm`, the first that works.
+/// Its name is new each time (many podinits are PID 1 of their own namespace
+/// and share a /tmp), and creating it fails rather than reuse one.
+pub(crate) fn private_dir(what: &str, mode: u32) -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let uid = nix::unistd::geteuid().as_raw();
+    let bases = [
+        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
+        Some("/run".into()),
+        Some("/tmp".into()),
+        Some("/dev/shm".into()),
+    ];
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    for base in bases.into_iter().flatten().filter(|b| !b.as_os_str().is_empty()) {
+        for attempt in 0..8u128 {
+            let dir = base.join(format!("podinit-{uid}-{what}-{:x}", nanos.wrapping_add(attempt * 7919)));
+            match std::fs::DirBuilder::new().mode(mode).create(&dir) {
+                // The umask may have taken bits off: set the mode asked for.
+                Ok(()) => {
+                    let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode));
+                    return Some(dir);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(_) => break,
+            }
+        }
+    }
+    None
+}

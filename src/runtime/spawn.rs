@@ -163,3 +163,26 @@ pub fn spawn(
         }
     })
 }
+
+/// Makes `source` (a descriptor of podinit's, close-on-exec) the child's
+/// descriptor `target`, open across exec: the `fd` probe's notification
+/// descriptor (s6's notification-fd). `source` must stay open until the
+/// child is spawned.
+pub fn pass_fd(cmd: &mut Command, source: std::os::fd::RawFd, target: i32) {
+    // SAFETY: the closure runs between fork and exec and makes only raw,
+    // async-signal-safe system calls on two integers.
+    unsafe {
+        cmd.pre_exec(move || {
+            // dup2 onto itself would keep close-on-exec: clear it instead.
+            let done = if source == target {
+                libc::fcntl(target, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(source, target)
+            };
+            if done < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

@@ -37,6 +37,7 @@ use crate::lifecycle::{
     Action, Driver, Effects, EntryId, Event, HookKind, Instance, Level, Note, Pod, ProbeKind, Timer,
 };
 use crate::output::{Framing, Output, Stream};
+use crate::runtime::announce::Announcements;
 use crate::runtime::reaper::{Reaper, Waiter};
 use crate::runtime::spawn::{command, spawn, Stdio3};
 use crate::runtime::task::CatchPanic;
@@ -99,38 +100,20 @@ struct Runtime {
     env_dir: Option<PathBuf>,
     /// What the inits that succeeded wrote (a later one wins).
     init_env: std::collections::BTreeMap<String, String>,
+    /// Push probes' sockets, pipes and watches (`announce.rs`).
+    announcements: Announcements,
 }
 
 /// The variable that names an init's env file.
 pub const ENV_FILE_VAR: &str = "PODINIT_ENV_FILE";
 
-/// A new private directory (mode 0700) for the inits' env files: under
-/// `$XDG_RUNTIME_DIR`, `/run`, `/tmp` or `/dev/shm`, the first that works.
-/// Its name is new each time (many podinits are PID 1 of their own namespace
-/// and share a /tmp), and creating it fails rather than reuse one.
+/// A new private directory (mode 0700) for the inits' env files.
 fn make_env_dir() -> Option<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let uid = nix::unistd::geteuid().as_raw();
-    let bases = [
-        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
-        Some("/run".into()),
-        Some("/tmp".into()),
-        Some("/dev/shm".into()),
-    ];
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    for base in bases.into_iter().flatten().filter(|b| !b.as_os_str().is_empty()) {
-        for attempt in 0..8u128 {
-            let dir = base.join(format!("podinit-{uid}-env-{:x}", nanos.wrapping_add(attempt * 7919)));
-            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-                Ok(()) => return Some(dir),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(_) => break,
-            }
-        }
+    let dir = crate::runtime::private_dir("env", 0o700);
+    if dir.is_none() {
+        tracing::warn!("no directory for the inits' env files: {ENV_FILE_VAR} is not set");
     }
-    tracing::warn!("no directory for the inits' env files: {ENV_FILE_VAR} is not set");
-    None
+    dir
 }
 
 impl Supervisor {
@@ -164,6 +147,7 @@ impl Supervisor {
                 .then(make_env_dir)
                 .flatten(),
             init_env: std::collections::BTreeMap::new(),
+            announcements: Announcements::default(),
         };
         Supervisor { pod: Pod::new(spec), driver: Driver::new(), fx, rx, status_rx, status_socket }
     }
@@ -188,7 +172,8 @@ impl Supervisor {
                 Some(reply) = self.status_rx.recv() => {
                     let pod = &self.pod;
                     let deadline_in = pod.deadline_at().map(|at| at.saturating_duration_since(Instant::now()));
-                    let report = crate::status::render(&pod.status(), pod.phase(), pod.is_ready(), deadline_in, pod.pod_restarts());
+                    let said = self.fx.announcements.status_texts(pod.spec().entries.len());
+                    let report = crate::status::render(&pod.status(), &said, pod.phase(), pod.is_ready(), deadline_in, pod.pod_restarts());
                     let _ = reply.send(report);
                 }
                 () = sleep_until(next_timer) => {
@@ -359,7 +344,10 @@ impl Runtime {
         spec
     }
     fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
-        let spec = &self.with_init_env(&pod.entries[entry]);
+        let mut spec = self.with_init_env(&pod.entries[entry]);
+        let prepared = self.announcements.prepare(entry, &spec);
+        spec.env.extend(prepared.env.iter().cloned());
+        let spec = &spec;
         let with_stdin = self.stdin_entry == Some(entry);
         let stdio = match (spec.log, with_stdin) {
             (_, true) if self.terminal => Stdio3::Terminal,
@@ -368,11 +356,13 @@ impl Runtime {
             (_, false) => Stdio3::Piped,
             (_, true) => Stdio3::PipedWithStdin,
         };
-        let cmd = command(spec, &spec.argv, stdio);
+        let mut cmd = command(spec, &spec.argv, stdio);
+        prepared.apply(&mut cmd);
         match spawn(&self.reaper, cmd, &spec.argv[0], Waiter::Entry { entry, instance }) {
             Ok(mut child) => {
                 self.spawn_failures[entry] = 0;
                 let pid = i32::try_from(child.id()).unwrap_or(0);
+                let line_watch = self.announcements.started(entry, instance, pid, spec, prepared);
                 if let Some(adj) = spec.oom_score_adj {
                     // The child set it before exec; say so if it could not.
                     let got = std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj"));
@@ -397,7 +387,7 @@ impl Runtime {
                             _ => Framing::Prefixed(self.prefixes[entry].clone()),
                         };
                         if let Some(fd) = fd {
-                            output.pump(fd, stream, framing);
+                            output.pump(fd, stream, framing, line_watch.clone());
                         }
                     }
                 }
@@ -433,8 +423,20 @@ impl Runtime {
     ) {
         let spec = self.with_init_env(&pod.entries[entry]);
         let Some(probe) = spec.probe(kind).cloned() else { return };
-        let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
+        if probe.action.is_push() {
+            let Some(said) = self.announcements.subscribe(entry, instance) else { return };
+            let task = tokio::task::spawn_local(async move {
+                tokio::time::sleep_until(not_before.into()).await;
+                let send = |ok| tx.send(Event::Probe { entry, instance, kind, ok }).is_ok();
+                crate::probe::push::watch(kind, &probe, said, send).await;
+            });
+            if let Some(old) = self.probes.insert((entry, kind), task.abort_handle()) {
+                old.abort();
+            }
+            return;
+        }
+        let reaper = Rc::clone(&self.reaper);
         let task = tokio::task::spawn_local(async move {
             tokio::time::sleep_until(not_before.into()).await;
             let mut was_ok = None;
@@ -514,6 +516,7 @@ impl Runtime {
         if let Some(dir) = self.env_dir.take() {
             let _ = std::fs::remove_dir_all(dir);
         }
+        self.announcements.finish();
         for h in self.probes.drain().map(|(_, h)| h).chain(self.hooks.drain().map(|(_, h)| h)) {
             h.abort();
         }
