@@ -29,7 +29,7 @@
 //!   or the stop began before termination (a probe or post_start failure, which
 //!   KEP-753 does not order against anything, "Container probes" on kubernetes.io);
 //! - no main is spawned before every init has succeeded and every sidecar has
-//!   passed the sequence;
+//!   passed the sequence (started, or stopped by `podinit stop`);
 //! - no process gets its stop signal twice;
 //! - no SIGKILL before max(stop signal + 2 s, the stop's deadline), unless the
 //!   pod's budget is spent;
@@ -183,6 +183,26 @@ enum StopCause {
     Failed,
     /// Pod termination: never restarted.
     Termination,
+    /// `podinit restart` (`restart`: a new instance at once, without
+    /// backoff) or `podinit stop` (kept down until `podinit start`).
+    Requested { restart: bool },
+}
+
+/// A request from the command line to the running pod (docs/control.md).
+/// Like any event, it is decided here, so that every rule about ordering,
+/// termination and backoff holds for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Stop the entry through its stop path, then start a new instance at once.
+    Restart(EntryId),
+    /// Stop the entry through its stop path and keep it down.
+    Stop(EntryId),
+    /// Start an entry that `Stop` keeps down.
+    Start(EntryId),
+    /// Send a signal to the entry's process group.
+    Signal(EntryId, Signal),
+    /// Terminate the pod, as SIGTERM to podinit does.
+    Shutdown,
 }
 
 /// Consecutive results of one probe (its thresholds count these).
@@ -337,6 +357,9 @@ struct Entry {
     spawn_failures: u32,
     /// Started again during termination (KEP-4438): stopped with SIGKILL.
     restarted_in_termination: bool,
+    /// Stopped by `podinit stop` (its state is `Exited`): `podinit start`
+    /// brings it back.
+    held: bool,
 }
 
 impl Entry {
@@ -381,6 +404,8 @@ pub struct EntryStatus {
     pub started: bool,
     pub ready: bool,
     pub stopping: bool,
+    /// Kept down by `podinit stop` (its state is `Exited`).
+    pub held: bool,
 }
 
 /// The lifecycle of one pod.
@@ -426,6 +451,7 @@ impl Pod {
                 passed: false,
                 spawn_failures: 0,
                 restarted_in_termination: false,
+                held: false,
             })
             .collect();
         let sequence = (0..spec.entries.len()).filter(|&i| spec.entries[i].role != Role::Main).collect();
@@ -536,6 +562,124 @@ impl Pod {
         std::mem::take(&mut self.out)
     }
 
+    /// The entry named `name`.
+    pub fn entry_named(&self, name: &str) -> Option<EntryId> {
+        self.spec.entries.iter().position(|e| e.name == name)
+    }
+
+    /// Takes a request from the command line (docs/control.md): `Ok` when it
+    /// was taken (what it asked for goes on as actions), else why it was
+    /// refused, and the actions either way.
+    pub fn control(&mut self, request: Control, now: Instant) -> (Result<(), String>, Vec<Action>) {
+        let result = self.on_control(request, now);
+        self.finish_if_empty();
+        (result, std::mem::take(&mut self.out))
+    }
+
+    fn on_control(&mut self, request: Control, now: Instant) -> Result<(), String> {
+        if matches!(self.phase, Phase::Terminating { .. } | Phase::Done) {
+            return Err("termination has begun: nothing is started or stopped by request any more".into());
+        }
+        if request == Control::Shutdown {
+            self.on_terminate(Signal::TERM, now);
+            return Ok(());
+        }
+        if self.phase == Phase::Restarting {
+            return Err("the whole pod is restarting (restart_all); ask again once it runs".into());
+        }
+        let entry = match request {
+            Control::Restart(e) | Control::Stop(e) | Control::Start(e) | Control::Signal(e, _) => e,
+            Control::Shutdown => return Ok(()),
+        };
+        let Some(e) = self.entries.get(entry) else { return Err(format!("no entry {entry}")) };
+        let name = self.name(entry).to_owned();
+        let is_init = self.role(entry) == Role::Init;
+        let stopping = e.live().is_some_and(|l| l.stop().is_some());
+        let not_now = |state: &EntryState| match state {
+            EntryState::Waiting => {
+                Some(format!("{name} has not started yet: its turn in the start sequence has not come"))
+            }
+            EntryState::Spawning { .. } => Some(format!("{name} is being started; ask again once it runs")),
+            EntryState::Running(_) if stopping => Some(format!("{name} is being stopped already")),
+            _ => None,
+        };
+        match request {
+            Control::Restart(_) | Control::Stop(_) if is_init => Err(format!(
+                "{name} is an init task: it runs once, to completion, and is not stopped or run again by request"
+            )),
+            Control::Restart(_) => {
+                if let Some(why) = not_now(&e.state) {
+                    return Err(why);
+                }
+                match e.state {
+                    EntryState::Running(_) => {
+                        let text = format!("restart of {name} asked for: stopping it");
+                        self.note(Level::Info, "restart_requested", entry, text);
+                        self.stop_for(entry, StopCause::Requested { restart: true }, None, now);
+                    }
+                    _ => self.start_requested(entry, "restart", now),
+                }
+                Ok(())
+            }
+            Control::Stop(_) => {
+                if let Some(why) = not_now(&e.state) {
+                    return Err(why);
+                }
+                match e.state {
+                    EntryState::Running(_) => {
+                        let text = format!("stop of {name} asked for: stopping it until `podinit start {name}`");
+                        self.note(Level::Info, "stop_requested", entry, text);
+                        self.stop_for(entry, StopCause::Requested { restart: false }, None, now);
+                        Ok(())
+                    }
+                    EntryState::Backoff { .. } => {
+                        self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
+                        let text = format!("{name} stopped while waiting out its backoff");
+                        self.note(Level::Info, "stop_requested", entry, text);
+                        self.entries[entry].state = EntryState::Exited;
+                        self.entries[entry].held = true;
+                        self.ended_for_now(entry, now);
+                        Ok(())
+                    }
+                    _ if e.held => Err(format!("{name} is stopped already")),
+                    _ => Err(format!("{name} is not running: it has exited")),
+                }
+            }
+            Control::Start(_) if e.held && e.state == EntryState::Exited => {
+                self.start_requested(entry, "start", now);
+                Ok(())
+            }
+            Control::Start(_) => Err(format!(
+                "{name} is not stopped: `podinit start` starts an entry that `podinit stop` stopped"
+            )),
+            Control::Signal(_, signal) => match e.live() {
+                Some(live) => {
+                    let pid = live.pid();
+                    let text = format!("sending {signal} to {name} (pid {pid}), as asked");
+                    let n = self.note(Level::Info, "signal_requested", entry, text);
+                    n.pid = Some(pid);
+                    n.signal = Some(signal);
+                    self.out.push(Action::Signal { entry, pid, signal });
+                    Ok(())
+                }
+                None => Err(format!("{name} is not running")),
+            },
+            Control::Shutdown => Ok(()),
+        }
+    }
+
+    /// `podinit start`, or `podinit restart` of an entry without a process
+    /// (exited, stopped, in backoff): a new instance now, without backoff.
+    fn start_requested(&mut self, entry: EntryId, verb: &str, now: Instant) {
+        if matches!(self.entries[entry].state, EntryState::Backoff { .. }) {
+            self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
+        }
+        self.entries[entry].held = false;
+        let text = format!("{verb} of {} asked for: starting it", self.name(entry));
+        self.note(Level::Info, "restarting", entry, text);
+        self.spawn(entry, now);
+    }
+
     /// When `[pod] active_deadline` passes, while it may still (not once
     /// termination has begun).
     pub fn deadline_at(&self) -> Option<Instant> {
@@ -586,6 +730,7 @@ impl Pod {
                 started: e.live().is_some_and(Live::started),
                 ready: e.live().is_some_and(Live::ready),
                 stopping: e.live().is_some_and(|l| l.stop().is_some()),
+                held: e.held,
             })
             .collect()
     }
@@ -865,13 +1010,17 @@ impl Pod {
     fn on_exit(&mut self, entry: EntryId, exit: Exit, now: Instant) {
         let role = self.role(entry);
         let e = &mut self.entries[entry];
-        let (failed_stop, ran_for, signalled) = match &e.state {
+        let (failed_stop, ran_for, signalled, requested) = match &e.state {
             EntryState::Running(live) => (
                 live.stop().is_some_and(|s| s.cause == StopCause::Failed),
                 now.saturating_duration_since(live.spawned_at),
                 live.stop().is_some_and(|s| s.signalled_at.is_some()),
+                live.stop().and_then(|s| match s.cause {
+                    StopCause::Requested { restart } => Some(restart),
+                    _ => None,
+                }),
             ),
-            _ => (false, Duration::ZERO, false),
+            _ => (false, Duration::ZERO, false, None),
         };
         let instance = e.instance;
         e.last_exit = Some(exit);
@@ -901,6 +1050,22 @@ impl Pod {
             }
             self.drive_termination(now);
             return;
+        }
+        match requested {
+            Some(true) => {
+                // `podinit restart`: a new instance at once; its backoff is
+                // not used (and not grown) by a restart asked for.
+                let text = format!("restarting {} (podinit restart)", self.name(entry));
+                self.note(Level::Info, "restarting", entry, text);
+                self.spawn(entry, now);
+                return;
+            }
+            Some(false) => {
+                self.entries[entry].held = true;
+                self.ended_for_now(entry, now);
+                return;
+            }
+            None => {}
         }
         let spec = &self.spec.entries[entry];
         // KEP-5307: the entry's first matching rule decides, else its own
@@ -968,6 +1133,16 @@ impl Pod {
                 self.failed = Some(exit.status());
                 self.begin_termination(now);
             }
+            Role::Main => self.ended_for_now(entry, now),
+            Role::Sidecar => {}
+        }
+    }
+
+    /// A main has ended (exited and not restarted, or stopped by `podinit
+    /// stop`): the pod completes when `completion` says so. A sidecar stopped
+    /// by request holds nothing: the start sequence moves past it.
+    fn ended_for_now(&mut self, entry: EntryId, now: Instant) {
+        match self.role(entry) {
             Role::Main => {
                 let ended = |id: &EntryId| self.entries[*id].state == EntryState::Exited;
                 let complete = match self.spec.completion {
@@ -983,7 +1158,11 @@ impl Pod {
                     self.advance(now);
                 }
             }
-            Role::Sidecar => {}
+            Role::Sidecar => {
+                self.entries[entry].passed = true;
+                self.advance(now);
+            }
+            Role::Init => {}
         }
     }
 
@@ -1146,7 +1325,7 @@ impl Pod {
             let text = format!("{} pre_stop hook failed (the stop goes on)", self.name(entry));
             self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PreStop);
         }
-        if cause == StopCause::Failed && !self.terminating() {
+        if matches!(cause, StopCause::Failed | StopCause::Requested { .. }) && !self.terminating() {
             // The hook's time comes out of the stop's own grace, with the 2 s
             // floor (kubernetes.io "Container Lifecycle Hooks").
             self.send_stop(entry, now, deadline);
@@ -1159,12 +1338,18 @@ impl Pod {
     /// restarted by the rules once it exits. The grace is the probe's own when
     /// it has one (docs/lifecycle.md rule 10), else the pod's, counted from now.
     fn stop_failed(&mut self, entry: EntryId, grace: Option<Duration>, now: Instant) {
+        self.stop_for(entry, StopCause::Failed, grace, now);
+    }
+
+    /// The stop path of one instance outside termination: pre_stop, stop
+    /// signal, grace (`grace`, else the pod's), SIGKILL.
+    fn stop_for(&mut self, entry: EntryId, cause: StopCause, grace: Option<Duration>, now: Instant) {
         let deadline = now + grace.unwrap_or(self.spec.termination_grace_period);
         let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();
         let instance = self.entries[entry].instance;
         let Some(live) = self.entries[entry].live() else { return };
         let pid = live.pid();
-        let stop = Stop::begin(live, StopCause::Failed, deadline, has_pre_stop);
+        let stop = Stop::begin(live, cause, deadline, has_pre_stop);
         self.set_stage(entry, Stage::Stopping(stop));
         for kind in [ProbeKind::Startup, ProbeKind::Liveness] {
             self.out.push(Action::StopProbe { entry, kind });
@@ -1253,6 +1438,7 @@ impl Pod {
                 }
                 EntryState::Waiting | EntryState::Exited => self.entries[e].state = EntryState::Waiting,
             }
+            self.entries[e].held = false;
         }
         self.restart_pod_when_empty(now);
     }
@@ -1570,6 +1756,22 @@ impl Driver {
         fx.say(pod, notes);
         self.apply(pod, actions, fx, now);
         true
+    }
+
+    /// Carries out a request from the command line ([`Pod::control`]) at
+    /// once, ahead of the queued events; `Err` says why it was refused.
+    pub fn control(
+        &mut self,
+        pod: &mut Pod,
+        fx: &mut impl Effects,
+        request: Control,
+        now: Instant,
+    ) -> Result<(), String> {
+        let (result, actions) = pod.control(request, now);
+        let notes = pod.take_notes();
+        fx.say(pod, notes);
+        self.apply(pod, actions, fx, now);
+        result
     }
 
     /// Handles queued events until none is left (tests; the runtime steps one

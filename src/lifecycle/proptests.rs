@@ -37,6 +37,8 @@ enum Op {
     Wait(u16),
     Signal(u8),
     SpawnFails(bool),
+    /// A request from the command line about the n-th entry.
+    Control(usize, u8),
 }
 
 fn shape() -> impl Strategy<Value = EntryShape> {
@@ -60,6 +62,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (1..5000u16).prop_map(Op::Wait),
         1 => (0..4u8).prop_map(Op::Signal),
         1 => any::<bool>().prop_map(Op::SpawnFails),
+        2 => (0..8usize, 0..5u8).prop_map(|(i, v)| Op::Control(i, v)),
     ]
 }
 
@@ -222,7 +225,8 @@ impl Effects for Fx {
                             Role::Init if !self.inits_ok.contains(&i) => {
                                 self.fail(format!("main before init {i} succeeded"));
                             }
-                            Role::Sidecar if !self.ever_started.contains(&i) => {
+                            // A sidecar stopped by request holds nothing (docs/control.md).
+                            Role::Sidecar if !self.ever_started.contains(&i) && !pod.status()[i].held => {
                                 self.fail(format!("main before sidecar {i} started"));
                             }
                             _ => {}
@@ -458,6 +462,26 @@ proptest! {
                     w.signal_first(ev)?;
                 }
                 Op::SpawnFails(f) => w.fx.fail_spawns = f,
+                Op::Control(n, verb) => {
+                    let entry = n % w.pod.spec().entries.len();
+                    let request = match verb {
+                        0 => Control::Restart(entry),
+                        1 => Control::Stop(entry),
+                        2 => Control::Start(entry),
+                        3 => Control::Signal(entry, Signal::USR1),
+                        _ => Control::Shutdown,
+                    };
+                    if request == Control::Shutdown && !w.terminating() {
+                        w.fx.first_term_signal.get_or_insert(libc::SIGTERM);
+                    }
+                    w.fx.spawns_this_step = 0;
+                    let _ = w.driver.control(&mut w.pod, &mut w.fx, request, w.now);
+                    w.fx.observe(&w.pod, w.now);
+                    if let Some(why) = w.fx.broken.take() {
+                        return Err(TestCaseError::fail(why));
+                    }
+                    w.run()?;
+                }
             }
         }
         // End it: SIGTERM, then let time pass; processes die on their stop
