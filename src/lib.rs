@@ -14,7 +14,8 @@
 //!    reaper (the one waiter for children), spawning, signal dispositions. The
 //!    only layer that controls processes; `probe`'s exec attempts start theirs
 //!    through it.
-//! 5. `status` (the status socket and `podinit status`), `cli`, and `main.rs`,
+//! 5. `status` (the status socket: `podinit status`, the control verbs,
+//!    `podinit events`), `http` and `metrics` (the read-only HTTP endpoint), `cli`, and `main.rs`,
 //!    the only place that prints a fatal error and picks the exit status.
 //!
 //! A lifecycle rule lives in `lifecycle/mod.rs` and nowhere else; its unit
@@ -26,7 +27,9 @@
 
 pub mod cli;
 pub mod config;
+pub mod http;
 pub mod lifecycle;
+pub mod metrics;
 pub mod output;
 pub mod probe;
 pub mod runtime;

@@ -6,9 +6,12 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use podinit::cli::{Cli, Command};
+use std::path::PathBuf;
+
+use podinit::cli::{Cli, Command, Target};
 use podinit::config::LoadOptions;
 use podinit::lifecycle::exit_status::USAGE;
+use podinit::status::Verb;
 
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
@@ -47,11 +50,25 @@ fn main() -> ExitCode {
             print!("{}", podinit::config::SCHEMA);
             ExitCode::SUCCESS
         }
-        Some(Command::Status { socket, config, json }) => {
-            let config = config.or(cli.config);
-            let socket = socket.or_else(|| crate_status_socket(config.as_deref()));
-            ExitCode::from(u8::try_from(podinit::status::client(socket, json)).unwrap_or(2))
-        }
+        Some(Command::Status { target, json }) => match socket_of(&target, cli.config.as_deref()) {
+            Ok(socket) => exit_code(podinit::status::client(socket, json)),
+            Err(code) => code,
+        },
+        Some(Command::Restart { name, target }) => ask(&target, cli.config.as_deref(), Verb::Restart(name)),
+        Some(Command::Stop { name, target }) => ask(&target, cli.config.as_deref(), Verb::Stop(name)),
+        Some(Command::Start { name, target }) => ask(&target, cli.config.as_deref(), Verb::Start(name)),
+        Some(Command::Signal { name, signal, target }) => match podinit::config::Signal::parse(&signal) {
+            Some(signal) => ask(&target, cli.config.as_deref(), Verb::Signal(name, signal)),
+            None => {
+                eprintln!("podinit signal: unknown signal {signal:?} (write e.g. SIGHUP, HUP, SIGRTMIN+1 or a number)");
+                ExitCode::from(USAGE as u8)
+            }
+        },
+        Some(Command::Shutdown { target }) => ask(&target, cli.config.as_deref(), Verb::Shutdown),
+        Some(Command::Events { target }) => match socket_of(&target, cli.config.as_deref()) {
+            Ok(socket) => exit_code(podinit::status::events_client(socket)),
+            Err(code) => code,
+        },
         None => {
             if cli.config.is_none() && cli.argv.is_empty() {
                 eprintln!("podinit: nothing to run: give --config FILE (or PODINIT_CONFIG), or a command after `--`\n\nUsage: podinit [--config FILE] [-- COMMAND [ARG...]]\n       podinit check --config FILE");
@@ -64,21 +81,50 @@ fn main() -> ExitCode {
                 Ok(spec) => spec,
                 Err(e) => return config_error(&e),
             };
-            let status = run(spec);
+            if let Err(e) = podinit::http::address(spec.http) {
+                eprintln!("podinit: error: {e}");
+                return ExitCode::from(USAGE as u8);
+            }
+            // Absolute, so that `podinit status` shows which file it is.
+            let config = cli.config.as_ref().map(|c| std::fs::canonicalize(c).unwrap_or_else(|_| c.clone()));
+            let status = run(spec, config);
             ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1))
         }
     }
 }
 
-/// `PODINIT_STATUS_SOCKET`, else the `status_socket` of the config file, read
-/// leniently (the client must not fail on a config it only looks into).
-fn crate_status_socket(config: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
-    let from_config = config.and_then(|path| {
-        let text = std::fs::read_to_string(path).ok()?;
-        let value: toml::Table = toml::from_str(&text).ok()?;
-        value.get("pod")?.get("status_socket")?.as_str().map(std::path::PathBuf::from)
-    });
-    podinit::status::configured_path(from_config.as_deref())
+/// The socket a client asks: `--socket`, else `PODINIT_STATUS_SOCKET`, else
+/// the `status_socket` of the config file (`--config`, `PODINIT_CONFIG`), else
+/// `None` (the default paths). A config that cannot be read or is not valid is
+/// an error, printed as `podinit check` prints it (exit 2): a client must not
+/// quietly ask some other podinit.
+fn socket_of(target: &Target, global_config: Option<&std::path::Path>) -> Result<Option<PathBuf>, ExitCode> {
+    if let Some(socket) = &target.socket {
+        return Ok(Some(socket.clone()));
+    }
+    let config = target.config.as_deref().or(global_config);
+    let from_config = match config {
+        Some(path) => {
+            match podinit::config::load(Some(path), &LoadOptions { command: Vec::new(), is_root: true }) {
+                Ok(spec) => spec.status_socket,
+                Err(e) => return Err(config_error(&e)),
+            }
+        }
+        None => None,
+    };
+    Ok(podinit::status::configured_path(from_config.as_deref()))
+}
+
+/// Sends one control verb to the podinit of `target`.
+fn ask(target: &Target, global_config: Option<&std::path::Path>, verb: Verb) -> ExitCode {
+    match socket_of(target, global_config) {
+        Ok(socket) => exit_code(podinit::status::control_client(socket, &verb)),
+        Err(code) => code,
+    }
+}
+
+fn exit_code(status: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(status).unwrap_or(2))
 }
 
 fn config_error(e: &podinit::config::ConfigError) -> ExitCode {
@@ -88,7 +134,7 @@ fn config_error(e: &podinit::config::ConfigError) -> ExitCode {
     ExitCode::from(USAGE as u8)
 }
 
-fn run(spec: podinit::config::PodSpec) -> i32 {
+fn run(spec: podinit::config::PodSpec, config: Option<std::path::PathBuf>) -> i32 {
     if std::process::id() != 1 {
         // Not PID 1 (e.g. under `docker run --init`), orphans must still
         // come to podinit to be reaped.
@@ -132,7 +178,7 @@ fn run(spec: podinit::config::PodSpec) -> i32 {
     // podinit's death would kill the container without a word) nor exit with
     // Rust's 101. The panic hook has already said what happened.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        local.block_on(&runtime, podinit::runtime::supervisor::run(spec, signals))
+        local.block_on(&runtime, podinit::runtime::supervisor::run(spec, config, signals))
     }));
     match outcome {
         Ok(status) => status,

@@ -29,13 +29,59 @@ use crate::lifecycle::{EntryStatus, Phase, State};
 /// How long one status connection may take, on either side.
 pub const DEADLINE: Duration = Duration::from_secs(2);
 
-/// A request from a connection to the event loop: answer with the report.
-pub type Request = oneshot::Sender<Report>;
+/// A request from a connection to the event loop.
+#[derive(Debug)]
+pub enum Request {
+    /// Answer with the report.
+    Status(oneshot::Sender<Report>),
+    /// Carry out a control verb; answer with the entry's new state, or why not.
+    Control(Verb, oneshot::Sender<Result<String, String>>),
+    /// Answer with the metrics text (`GET /metrics`).
+    Metrics(oneshot::Sender<String>),
+}
+
+/// A control verb as the client sends it (docs/control.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verb {
+    Restart(String),
+    Stop(String),
+    Start(String),
+    Signal(String, crate::config::Signal),
+    Shutdown,
+}
+
+impl Verb {
+    /// The request line for it.
+    pub fn line(&self) -> String {
+        match self {
+            Verb::Restart(n) => format!("restart {n}"),
+            Verb::Stop(n) => format!("stop {n}"),
+            Verb::Start(n) => format!("start {n}"),
+            Verb::Signal(n, s) => format!("signal {n} {}", s.number()),
+            Verb::Shutdown => "shutdown".into(),
+        }
+    }
+
+    /// Reads a request line; `None` when it is no verb.
+    fn parse(line: &str) -> Option<Verb> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        Some(match words.as_slice() {
+            ["restart", n] => Verb::Restart((*n).to_owned()),
+            ["stop", n] => Verb::Stop((*n).to_owned()),
+            ["start", n] => Verb::Start((*n).to_owned()),
+            ["signal", n, s] => Verb::Signal((*n).to_owned(), crate::config::Signal::parse(s)?),
+            ["shutdown"] => Verb::Shutdown,
+            _ => return None,
+        })
+    }
+}
 
 /// What podinit answers.
 #[derive(Debug, Clone)]
 pub struct Report {
     pub ready: bool,
+    /// The sidecars and mains that are not ready (for `GET /readyz`).
+    pub unready: Vec<String>,
     pub text: String,
     pub json: String,
 }
@@ -133,33 +179,82 @@ async fn serve(listener: std::rc::Rc<UnixListener>, requests: mpsc::UnboundedSen
         }
         let requests = requests.clone();
         tokio::task::spawn_local(async move {
-            let answered = tokio::time::timeout(DEADLINE, answer(stream, requests));
-            if let Err(panic) = crate::runtime::task::CatchPanic::new(answered).await {
+            if let Err(panic) = crate::runtime::task::CatchPanic::new(answer(stream, requests)).await {
                 tracing::error!("a status request panicked (a bug in podinit): {panic}");
             }
         });
     }
 }
 
-async fn answer(
-    stream: tokio::net::UnixStream,
-    requests: mpsc::UnboundedSender<Request>,
-) -> std::io::Result<()> {
+/// Longest request line read (a verb, an entry name of at most 63 bytes, a signal).
+const MAX_REQUEST: u64 = 256;
+
+/// Reads one request line and answers it: every request but `events` within
+/// [`DEADLINE`]; `events` streams until podinit exits or the reader goes.
+async fn answer(stream: tokio::net::UnixStream, requests: mpsc::UnboundedSender<Request>) {
     let (read, mut write) = stream.into_split();
     let mut line = String::new();
-    TokioBufReader::new(read).take(64).read_line(&mut line).await?;
-    let (tx, rx) = oneshot::channel();
-    requests.send(tx).map_err(|_| std::io::Error::other("podinit is exiting"))?;
-    let report = rx.await.map_err(|_| std::io::Error::other("podinit is exiting"))?;
-    let body = if line.trim() == "json" { &report.json } else { &report.text };
-    let head = if report.ready { "ready\n" } else { "not ready\n" };
-    write.write_all(head.as_bytes()).await?;
-    write.write_all(body.as_bytes()).await?;
+    let mut reader = TokioBufReader::new(read).take(MAX_REQUEST);
+    if !matches!(tokio::time::timeout(DEADLINE, reader.read_line(&mut line)).await, Ok(Ok(_))) {
+        return;
+    }
+    if line.trim() == "events" {
+        let _ = stream_events(&mut write).await;
+        return;
+    }
+    let _ = tokio::time::timeout(DEADLINE, reply(line.trim(), &mut write, &requests)).await;
+}
+
+/// The answer to one status or control request line.
+async fn reply(
+    line: &str,
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    requests: &mpsc::UnboundedSender<Request>,
+) -> std::io::Result<()> {
+    let gone = || std::io::Error::other("podinit is exiting");
+    let answer = match line {
+        "text" | "json" | "" => {
+            let (tx, rx) = oneshot::channel();
+            requests.send(Request::Status(tx)).map_err(|_| gone())?;
+            let report = rx.await.map_err(|_| gone())?;
+            let head = if report.ready { "ready\n" } else { "not ready\n" };
+            let body = if line == "json" { &report.json } else { &report.text };
+            format!("{head}{body}")
+        }
+        _ => match Verb::parse(line) {
+            Some(verb) => {
+                let (tx, rx) = oneshot::channel();
+                requests.send(Request::Control(verb, tx)).map_err(|_| gone())?;
+                match rx.await.map_err(|_| gone())? {
+                    Ok(state) => format!("ok\n{state}\n"),
+                    Err(why) => format!("refused\n{why}\n"),
+                }
+            }
+            None => format!("refused\nnot a request podinit knows: {line:?}\n"),
+        },
+    };
+    write.write_all(answer.as_bytes()).await?;
     write.shutdown().await
 }
 
-fn state_name(s: &EntryStatus) -> &'static str {
+/// `podinit events`: each lifecycle event as a JSON line, until podinit
+/// exits, the reader closes, or the reader is too slow and is dropped.
+async fn stream_events(write: &mut tokio::net::unix::OwnedWriteHalf) -> std::io::Result<()> {
+    let mut events = crate::output::log::tap_events();
+    write.write_all(b"events\n").await?;
+    while let Some(line) = events.recv().await {
+        write.write_all(line.as_bytes()).await?;
+    }
+    write
+        .write_all(b"{\"event\":\"events_dropped\",\"line\":\"this reader was too slow and is dropped\"}\n")
+        .await?;
+    write.shutdown().await
+}
+
+/// The state `podinit status` shows for an entry.
+pub fn state_name(s: &EntryStatus) -> &'static str {
     match s.state {
+        State::Exited if s.held => "stopped",
         State::Waiting => "waiting",
         State::Spawning => "starting",
         State::Running if s.stopping => "stopping",
@@ -181,12 +276,25 @@ fn phase_name(p: Phase) -> &'static str {
     }
 }
 
+/// Which podinit answers: the report names it, so that a user with two
+/// podinits on one host sees which one they reached.
+#[derive(Debug, Clone, Default)]
+pub struct About {
+    /// podinit's pid (in its own PID namespace: 1 as a container's init).
+    pub pid: u32,
+    /// Its config file, `None` for a plain init.
+    pub config: Option<PathBuf>,
+    /// The socket it answers on.
+    pub socket: Option<PathBuf>,
+}
+
 /// Renders the report of a pod.
 ///
 /// `said` is each entry's last `STATUS=` text (notify probes);
 /// `deadline_in` is what is left of `[pod] active_deadline`, when it has one;
 /// `pod_restarts` counts restarts of the whole pod (`restart_all`).
 pub fn render(
+    about: &About,
     entries: &[EntryStatus],
     said: &[Option<String>],
     phase: Phase,
@@ -195,11 +303,25 @@ pub fn render(
     pod_restarts: u32,
 ) -> Report {
     let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
-    let mut text = format!(
+    let config =
+        about.config.as_ref().map_or_else(|| "none (a plain init)".to_owned(), |c| c.display().to_string());
+    let socket = about.socket.as_ref().map_or_else(String::new, |s| s.display().to_string());
+    let mut text = format!("podinit pid {}, config {config}, socket {socket}\n", about.pid);
+    text += &format!(
         "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY\n",
         "NAME", "ROLE", "STATE", "PID", "RESTARTS", "LAST EXIT"
     );
-    let mut json = String::from("{\"phase\":\"");
+    let quoted = |s: &str| {
+        let mut out = Vec::new();
+        crate::output::json_string(s, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    let mut json = format!(
+        "{{\"podinit\":{{\"pid\":{},\"config\":{},\"socket\":{}}},\"phase\":\"",
+        about.pid,
+        about.config.as_ref().map_or_else(|| "null".to_owned(), |c| quoted(&c.display().to_string())),
+        quoted(&socket)
+    );
     json.push_str(phase_name(phase));
     json.push_str(&format!("\",\"ready\":{ready},\"entries\":["));
     let mut status_lines = String::new();
@@ -264,7 +386,9 @@ pub fn render(
         text.push_str(&format!(", active deadline in {}", humantime::format_duration(left)));
     }
     text.push('\n');
-    Report { ready, text, json }
+    let unready =
+        entries.iter().filter(|e| e.role != Role::Init && !e.ready).map(|e| e.name.clone()).collect();
+    Report { ready, unready, text, json }
 }
 
 /// The client: asks the podinit at `socket` (or the first default path that
@@ -287,6 +411,104 @@ pub fn client(socket: Option<PathBuf>, json: bool) -> i32 {
     }
     eprintln!("podinit status: no podinit answers ({})", errors.join("; "));
     2
+}
+
+/// The first of `socket` (or the default paths) where a podinit accepts a
+/// connection, with the reasons of the others.
+fn connect(socket: Option<PathBuf>) -> Result<(StdUnixStream, PathBuf), String> {
+    let candidates = match socket {
+        Some(p) => vec![p],
+        None => default_paths(),
+    };
+    let mut errors = Vec::new();
+    for path in candidates {
+        match StdUnixStream::connect(&path) {
+            Ok(stream) => return Ok((stream, path)),
+            Err(e) => errors.push(format!("{}: {e}", path.display())),
+        }
+    }
+    Err(errors.join("; "))
+}
+
+/// The client of a control verb: prints the entry's new state and returns 0,
+/// or prints why the request was refused and returns 1; 2 when no podinit
+/// answers (docs/control.md).
+pub fn control_client(socket: Option<PathBuf>, verb: &Verb) -> i32 {
+    let command = verb.line();
+    let command = command.split_whitespace().next().unwrap_or_default();
+    let (stream, path) = match connect(socket) {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("podinit {command}: no podinit answers ({why})");
+            return 2;
+        }
+    };
+    let answer = (|| -> std::io::Result<(String, String)> {
+        let mut stream = stream;
+        stream.set_read_timeout(Some(DEADLINE * 2))?;
+        stream.set_write_timeout(Some(DEADLINE))?;
+        stream.write_all(format!("{}\n", verb.line()).as_bytes())?;
+        let mut reader = BufReader::new(stream).take(1 << 16);
+        let mut head = String::new();
+        reader.read_line(&mut head)?;
+        let mut body = String::new();
+        reader.read_to_string(&mut body)?;
+        Ok((head.trim().to_owned(), body))
+    })();
+    match answer {
+        Ok((head, body)) if head == "ok" => {
+            print!("{body}");
+            0
+        }
+        Ok((head, body)) if head == "refused" => {
+            eprint!("podinit {command}: refused: {body}");
+            1
+        }
+        Ok((head, _)) => {
+            eprintln!("podinit {command}: {}: not a podinit answer ({head:?})", path.display());
+            2
+        }
+        Err(e) => {
+            eprintln!("podinit {command}: {}: {e}", path.display());
+            2
+        }
+    }
+}
+
+/// The client of `podinit events`: copies each event line to stdout until
+/// podinit exits (0) or drops this reader as too slow (1); 2 when no podinit
+/// answers.
+pub fn events_client(socket: Option<PathBuf>) -> i32 {
+    let (mut stream, path) = match connect(socket) {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("podinit events: no podinit answers ({why})");
+            return 2;
+        }
+    };
+    let started = stream.set_write_timeout(Some(DEADLINE)).and_then(|()| stream.write_all(b"events\n"));
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    if started.and_then(|()| reader.read_line(&mut head)).is_err() || head.trim() != "events" {
+        eprintln!("podinit events: {}: not a podinit answer", path.display());
+        return 2;
+    }
+    let mut out = std::io::stdout().lock();
+    let mut line = String::new();
+    let mut dropped = false;
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                dropped = line.starts_with("{\"event\":\"events_dropped\"");
+                if out.write_all(line.as_bytes()).and_then(|()| out.flush()).is_err() {
+                    return 0;
+                }
+            }
+        }
+    }
+    i32::from(dropped)
 }
 
 fn ask(path: &Path, json: bool) -> std::io::Result<(bool, String)> {

@@ -210,8 +210,9 @@ while :; do sleep 0.1; done"#,
     let st = status(&sock, false);
     assert_eq!(st.code, Some(1), "pod must be reported not ready: {st:#?}\n{}", run.report());
     let lines: Vec<&str> = st.stdout.lines().collect();
+    assert!(lines.first().is_some_and(|l| l.starts_with("podinit pid 1, config ")), "{st:#?}");
     assert_eq!(
-        lines.first().map(|l| l.split_whitespace().collect::<Vec<_>>()),
+        lines.get(1).map(|l| l.split_whitespace().collect::<Vec<_>>()),
         Some(vec!["NAME", "ROLE", "STATE", "PID", "RESTARTS", "LAST", "EXIT", "READY"]),
         "{st:#?}"
     );

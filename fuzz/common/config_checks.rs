@@ -185,7 +185,7 @@ fn check_runs(spec: &PodSpec) {
                     }
                 }
                 Action::StartProbe { entry, instance, kind, .. } => {
-                    events.push(Event::Probe { entry, instance, kind, ok: true });
+                    events.push(Event::Probe { entry, instance, kind, ok: true, why: None });
                 }
                 Action::RunHook { entry, instance, hook, .. } => {
                     events.push(Event::Hook { entry, instance, hook, ok: true });

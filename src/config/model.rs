@@ -190,6 +190,9 @@ pub struct PodSpec {
     pub backoff: BackoffSpec,
     pub log: LogMode,
     pub status_socket: Option<PathBuf>,
+    /// Where the read-only HTTP endpoint listens (`[pod] http`; the
+    /// `PODINIT_HTTP` variable wins); `None`: no endpoint (docs/control.md).
+    pub http: Option<std::net::SocketAddr>,
     /// How long the pod may run, counted from podinit's start, before
     /// termination begins (a Pod's `activeDeadlineSeconds`, kubernetes.io
     /// "Pod Lifecycle"); `None`: no limit.

@@ -38,6 +38,7 @@ pub struct RawPod {
     pub backoff: Option<RawBackoff>,
     pub log: Option<LogMode>,
     pub status_socket: Option<Spanned<String>>,
+    pub http: Option<Spanned<String>>,
     pub active_deadline: Option<Spanned<RawDuration>>,
 }
 

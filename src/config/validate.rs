@@ -296,6 +296,22 @@ impl Validator<'_> {
                     Some(PathBuf::from(s.into_inner()))
                 }
             }),
+            http: pod.http.and_then(|h| {
+                let at = h.span().start;
+                match h.get_ref().parse::<std::net::SocketAddr>() {
+                    Ok(addr) => Some(addr),
+                    Err(_) => {
+                        self.at(
+                            at,
+                            format!(
+                                "{:?} is not an address and port such as \"0.0.0.0:9090\" or \"[::]:9090\"",
+                                h.get_ref()
+                            ),
+                        );
+                        None
+                    }
+                }
+            }),
             active_deadline: pod.active_deadline.and_then(|d| {
                 let at = d.span().start;
                 let d = d.into_inner().0;

@@ -81,8 +81,9 @@ pub enum Event {
     SpawnFailed { entry: EntryId, instance: Instance, status: i32 },
     /// The instance's process ended and was reaped.
     Exited { entry: EntryId, instance: Instance, exit: Exit },
-    /// One probe attempt's result.
-    Probe { entry: EntryId, instance: Instance, kind: ProbeKind, ok: bool },
+    /// One probe attempt's result; `why` says why it failed (for the
+    /// messages at a threshold).
+    Probe { entry: EntryId, instance: Instance, kind: ProbeKind, ok: bool, why: Option<String> },
     /// A hook returned (`ok` false: failed or timed out).
     Hook { entry: EntryId, instance: Instance, hook: HookKind, ok: bool },
     /// A timer fired.
@@ -432,6 +433,8 @@ pub struct Pod {
     booted_at: Option<Instant>,
     /// The signal that began termination, if one did.
     term_signal: Option<Signal>,
+    /// Why the probe result being handled failed, for its notes.
+    probe_why: Option<String>,
     out: Vec<Action>,
     notes: Vec<Note>,
 }
@@ -470,6 +473,7 @@ impl Pod {
             pod_backoff,
             booted_at: None,
             term_signal: None,
+            probe_why: None,
             out: Vec::new(),
             notes: Vec::new(),
         }
@@ -513,8 +517,10 @@ impl Pod {
             Event::Exited { entry, instance, exit } => {
                 self.on_entry(entry, instance, EntryEvent::Exited(exit), now)
             }
-            Event::Probe { entry, instance, kind, ok } => {
+            Event::Probe { entry, instance, kind, ok, why } => {
+                self.probe_why = why;
                 self.on_entry(entry, instance, EntryEvent::Probe(kind, ok), now);
+                self.probe_why = None;
             }
             Event::Hook { entry, instance, hook, ok } => {
                 self.on_entry(entry, instance, EntryEvent::Hook(hook, ok), now);
@@ -581,7 +587,11 @@ impl Pod {
             return Err("termination has begun: nothing is started or stopped by request any more".into());
         }
         if request == Control::Shutdown {
-            self.on_terminate(Signal::TERM, now);
+            // As SIGTERM to podinit, exit status included.
+            let text = "shutdown asked for: terminating the pod".to_owned();
+            self.notes.push(Note::new(Level::Info, "terminating", None, text));
+            self.term_signal = Some(Signal::TERM);
+            self.begin_termination(now);
             return Ok(());
         }
         if self.phase == Phase::Restarting {
@@ -1235,6 +1245,11 @@ impl Pod {
                 }
             }
             (Stage::Started { ready, readiness, mut liveness }, ProbeKind::Liveness) if !terminating => {
+                if ok && liveness.failures > 0 {
+                    let text =
+                        format!("{name} liveness probe passes again after {} failures", liveness.failures);
+                    self.note(Level::Info, "probe_recovered", entry, text).probe = Some(kind);
+                }
                 liveness.add(ok);
                 self.set_stage(entry, Stage::Started { ready, readiness, liveness });
                 if !ok {
@@ -1267,12 +1282,18 @@ impl Pod {
             self.note(Level::Info, "ready", entry, format!("{name} is ready"));
             true
         } else if ready && streak.failures >= failure {
-            let text = format!("{name} is not ready: readiness probe failed {failure} times");
+            let text =
+                format!("{name} is not ready: readiness probe failed {failure} times{}", self.because());
             self.note(Level::Warn, "unready", entry, text).probe = Some(ProbeKind::Readiness);
             false
         } else {
             ready
         }
+    }
+
+    /// ` (last: WHY)` for the probe result being handled, when it failed.
+    fn because(&self) -> String {
+        self.probe_why.as_ref().map_or_else(String::new, |why| format!(" (last: {why})"))
     }
 
     /// A startup or liveness failure; the threshold reached stops the process
@@ -1289,7 +1310,9 @@ impl Pod {
         let name = self.name(entry).to_owned();
         self.debug(Some(entry), format!("{name} {kind} probe failed ({failures}/{threshold})"));
         if failures >= threshold {
-            let text = format!("{name} {kind} probe failed {threshold} times; restarting it");
+            // What happens after the stop (a restart, or none) is said when
+            // the process has exited.
+            let text = format!("{name} {kind} probe failed {threshold} times{}; stopping it", self.because());
             self.note(Level::Warn, "probe_failed", entry, text).probe = Some(kind);
             self.stop_failed(entry, grace, now);
         }
@@ -1309,7 +1332,7 @@ impl Pod {
             return;
         }
         let name = self.name(entry).to_owned();
-        let text = format!("{name} post_start hook failed; restarting it");
+        let text = format!("{name} post_start hook failed; stopping it");
         self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PostStart);
         self.stop_failed(entry, None, now);
         // It never became started; a main must not hold the next one.

@@ -120,6 +120,7 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_m
         },
         log: LogMode::Prefixed,
         status_socket: None,
+        http: None,
         active_deadline: deadline_ms.map(Duration::from_millis),
         entries,
     }
@@ -439,7 +440,7 @@ proptest! {
                 Op::Probe(n, k, ok) => {
                     if let Some((entry, instance)) = w.nth_live(n) {
                         let kind = [ProbeKind::Startup, ProbeKind::Readiness, ProbeKind::Liveness][k as usize];
-                        w.event(Event::Probe { entry, instance, kind, ok })?;
+                        w.event(Event::Probe { entry, instance, kind, ok, why: None })?;
                     }
                 }
                 Op::Hook(n, post, ok) => {

@@ -33,6 +33,7 @@ fn pod(entries: Vec<EntrySpec>) -> PodSpec {
         },
         log: LogMode::Prefixed,
         status_socket: None,
+        http: None,
         active_deadline: None,
         entries,
     }
@@ -148,7 +149,7 @@ impl Sim {
     fn probe(&mut self, name: &str, kind: ProbeKind, ok: bool) {
         let e = self.id(name);
         let (instance, _) = self.fx.live[&e];
-        self.event(Event::Probe { entry: e, instance, kind, ok });
+        self.event(Event::Probe { entry: e, instance, kind, ok, why: (!ok).then(|| "refused".to_owned()) });
     }
 
     fn hook(&mut self, name: &str, hook: HookKind, ok: bool) {
@@ -655,7 +656,7 @@ fn notes_say_what_happened_with_their_fields() {
         sim.probe("side", ProbeKind::Startup, false);
     }
     let failed = sim.fx.notes.iter().find(|n| n.event == "probe_failed").expect("a probe_failed note");
-    assert_eq!(failed.text, "side startup probe failed 3 times; restarting it");
+    assert_eq!(failed.text, "side startup probe failed 3 times (last: refused); stopping it");
     assert_eq!((failed.level, failed.entry, failed.probe), (Level::Warn, Some(0), Some(ProbeKind::Startup)));
     sim.exit("side", Exit::Signal(TERM));
     sim.exit("side", Exit::Code(1));
@@ -961,7 +962,7 @@ fn stale_events_are_ignored() {
     sim.exit("side", Exit::Code(1));
     sim.take_log();
     // An old instance's probe result and exit change nothing.
-    sim.event(Event::Probe { entry: side, instance: 1, kind: ProbeKind::Liveness, ok: false });
+    sim.event(Event::Probe { entry: side, instance: 1, kind: ProbeKind::Liveness, ok: false, why: None });
     sim.event(Event::Exited { entry: side, instance: 1, exit: Exit::Code(1) });
     sim.event(Event::Timer(Timer::Stop(side, 1)));
     assert!(sim.take_log().is_empty());

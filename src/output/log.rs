@@ -12,7 +12,7 @@
 
 use std::fmt::{self, Write as _};
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
@@ -96,15 +96,89 @@ struct Writer {
     level: Level,
 }
 
+/// The JSON line of one message: the fields of a child's JSON line plus
+/// `level` and the event's own fields.
+fn json_of(f: &Fields, level: Level) -> String {
+    let mut out = Vec::with_capacity(200);
+    let process = f.process.as_deref().unwrap_or("podinit");
+    crate::output::json_line(process, "podinit", f.message.as_bytes(), &mut out);
+    out.pop(); // the newline
+    out.pop(); // the closing brace
+    let mut tail = format!(",\"level\":\"{}\"", level.as_str().to_ascii_lowercase());
+    for (name, value) in &f.extra {
+        let _ = write!(tail, ",\"{name}\":{value}");
+    }
+    tail.push_str("}\n");
+    out.extend_from_slice(tail.as_bytes());
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Lines a `podinit events` reader may have waiting before it counts as too
+/// slow and is dropped.
+pub const EVENTS_QUEUE: usize = 1024;
+
+/// The readers of `podinit events`.
+static TAPS: Mutex<Vec<tokio::sync::mpsc::Sender<String>>> = Mutex::new(Vec::new());
+/// Whether [`TAPS`] is not empty (read without the lock on every message).
+static TAPPED: AtomicBool = AtomicBool::new(false);
+
+/// A new reader of the lifecycle events: every message of podinit's with an
+/// `event` field, as its JSON line, whatever `PODINIT_LOG` and the log format
+/// say. A reader that lets [`EVENTS_QUEUE`] lines pile up is dropped (its
+/// channel closes): it never slows podinit.
+pub fn tap_events() -> tokio::sync::mpsc::Receiver<String> {
+    let (tx, rx) = tokio::sync::mpsc::channel(EVENTS_QUEUE);
+    if let Ok(mut taps) = TAPS.lock() {
+        taps.push(tx);
+        TAPPED.store(true, Ordering::Relaxed);
+    }
+    rx
+}
+
+/// Gives `line` to every events reader; drops the slow and the gone.
+fn publish(line: &str) {
+    let Ok(mut taps) = TAPS.lock() else { return };
+    let before = taps.len();
+    taps.retain(|tx| tx.try_send(line.to_owned()).is_ok());
+    if taps.len() < before {
+        // Not through tracing: this runs inside its subscriber.
+        write_log_line(b"podinit | warning: an events reader was too slow or went away; it is dropped\n");
+    }
+    TAPPED.store(!taps.is_empty(), Ordering::Relaxed);
+}
+
 impl<S: Subscriber> Layer<S> for Writer {
+    fn register_callsite(
+        &self,
+        metadata: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        // Not cached as "never" for info messages: an events reader may come.
+        if *metadata.level() <= self.level {
+            tracing::subscriber::Interest::always()
+        } else if *metadata.level() <= Level::INFO {
+            tracing::subscriber::Interest::sometimes()
+        } else {
+            tracing::subscriber::Interest::never()
+        }
+    }
+
     fn enabled(&self, metadata: &tracing::Metadata<'_>, _: Context<'_, S>) -> bool {
+        // Lifecycle events (info and above) are needed by events readers even
+        // when PODINIT_LOG is quieter.
         *metadata.level() <= self.level
+            || (*metadata.level() <= Level::INFO && TAPPED.load(Ordering::Relaxed))
     }
 
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
         let mut f = Fields::default();
         event.record(&mut f);
         let level = *event.metadata().level();
+        if TAPPED.load(Ordering::Relaxed) && f.extra.iter().any(|(name, _)| *name == "event") {
+            publish(&json_of(&f, level));
+        }
+        if level > self.level {
+            return;
+        }
         let line = match self.format {
             LogFormat::Text => {
                 let tag = match level {
@@ -114,20 +188,7 @@ impl<S: Subscriber> Layer<S> for Writer {
                 };
                 format!("podinit | {tag}{}\n", f.message)
             }
-            LogFormat::Json => {
-                let mut out = Vec::with_capacity(200);
-                let process = f.process.as_deref().unwrap_or("podinit");
-                crate::output::json_line(process, "podinit", f.message.as_bytes(), &mut out);
-                out.pop(); // the newline
-                out.pop(); // the closing brace
-                let mut tail = format!(",\"level\":\"{}\"", level.as_str().to_ascii_lowercase());
-                for (name, value) in &f.extra {
-                    let _ = write!(tail, ",\"{name}\":{value}");
-                }
-                tail.push_str("}\n");
-                out.extend_from_slice(tail.as_bytes());
-                String::from_utf8_lossy(&out).into_owned()
-            }
+            LogFormat::Json => json_of(&f, level),
         };
         // Queued, never written here: a stderr nobody reads must not block
         // the caller (the event loop), and lines from podinit and its

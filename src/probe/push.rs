@@ -248,6 +248,17 @@ pub async fn watch(
     }
 }
 
+/// Why a push probe's period failed: the message that did not come.
+pub fn missing(kind: ProbeKind, action: &crate::config::ProbeAction) -> String {
+    use crate::config::ProbeAction;
+    match action {
+        ProbeAction::Notify if kind == ProbeKind::Liveness => "no WATCHDOG=1 within the period".into(),
+        ProbeAction::Notify => "no READY=1 yet".into(),
+        ProbeAction::Fd { fd } => format!("no line on fd {fd} yet"),
+        _ => "no matching log line yet".into(),
+    }
+}
+
 /// Whether `pid` is `leader` or in its process group (podinit starts every
 /// entry as the leader of its own group). A sender that has already gone
 /// cannot be checked, and does not count.

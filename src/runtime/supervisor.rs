@@ -61,8 +61,8 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 ///
 /// `signals` must have been registered before this is called, so that no
 /// SIGCHLD or SIGTERM between start-up and the loop is missed.
-pub async fn run(spec: PodSpec, signals: Signals) -> i32 {
-    let mut sup = Supervisor::new(spec);
+pub async fn run(spec: PodSpec, config: Option<PathBuf>, signals: Signals) -> i32 {
+    let mut sup = Supervisor::new(spec, config);
     let status = sup.event_loop(signals).await;
     sup.finish().await;
     status
@@ -76,6 +76,12 @@ struct Supervisor {
     status_rx: mpsc::UnboundedReceiver<crate::status::Request>,
     /// The status socket's path and server task, removed at exit.
     status_socket: Option<(std::path::PathBuf, AbortHandle)>,
+    /// The config file the pod came from, for `podinit status`.
+    config: Option<PathBuf>,
+    /// What `GET /metrics` counts.
+    counters: crate::metrics::Counters,
+    /// The HTTP endpoint's task, if it has one.
+    http: Option<AbortHandle>,
 }
 
 /// What carries out the lifecycle's actions: every side effect of podinit.
@@ -117,12 +123,13 @@ fn make_env_dir() -> Option<PathBuf> {
 }
 
 impl Supervisor {
-    fn new(spec: PodSpec) -> Self {
+    fn new(spec: PodSpec, config: Option<PathBuf>) -> Self {
         let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
         let prefixes = spec.entries.iter().map(|e| format!("{:width$} | ", e.name).into_bytes()).collect();
         let stdin_entry = spec.entries.iter().position(|e| e.role == crate::config::Role::Main);
         let (tx, rx) = mpsc::unbounded_channel();
         let (status_tx, status_rx) = mpsc::unbounded_channel();
+        let requests = status_tx.clone();
         let configured = crate::status::configured_path(spec.status_socket.as_deref());
         let status_socket = crate::status::bind(configured.as_deref()).map(|(listener, path)| {
             tracing::debug!("status socket at {}", path.display());
@@ -149,7 +156,31 @@ impl Supervisor {
             init_env: std::collections::BTreeMap::new(),
             announcements: Announcements::default(),
         };
-        Supervisor { pod: Pod::new(spec), driver: Driver::new(), fx, rx, status_rx, status_socket }
+        let http = match crate::http::address(spec.http) {
+            Ok(addr) => addr.and_then(crate::http::bind).map(|listener| {
+                tracing::info!(
+                    "HTTP endpoint on {}",
+                    listener.local_addr().map_or_else(|_| "?".into(), |a| a.to_string())
+                );
+                tokio::task::spawn_local(crate::http::serve(listener, requests.clone())).abort_handle()
+            }),
+            Err(e) => {
+                tracing::error!("{e}; running without the HTTP endpoint");
+                None
+            }
+        };
+        let counters = crate::metrics::Counters::new(spec.entries.len());
+        Supervisor {
+            pod: Pod::new(spec),
+            driver: Driver::new(),
+            fx,
+            rx,
+            status_rx,
+            status_socket,
+            config,
+            counters,
+            http,
+        }
     }
 
     async fn event_loop(&mut self, mut signals: Signals) -> i32 {
@@ -168,14 +199,15 @@ impl Supervisor {
             tokio::select! {
                 biased;
                 Some(sig) = signals.next() => self.on_signal(sig),
-                Some(event) = self.rx.recv() => self.driver.push(event),
-                Some(reply) = self.status_rx.recv() => {
-                    let pod = &self.pod;
-                    let deadline_in = pod.deadline_at().map(|at| at.saturating_duration_since(Instant::now()));
-                    let said = self.fx.announcements.status_texts(pod.spec().entries.len());
-                    let report = crate::status::render(&pod.status(), &said, pod.phase(), pod.is_ready(), deadline_in, pod.pod_restarts());
-                    let _ = reply.send(report);
+                Some(event) = self.rx.recv() => {
+                    match &event {
+                        Event::Probe { entry, kind, ok: false, .. } => self.counters.probe_failed(*entry, *kind),
+                        Event::Spawned { entry, .. } => self.counters.started(*entry),
+                        _ => {}
+                    }
+                    self.driver.push(event);
                 }
+                Some(request) = self.status_rx.recv() => self.on_request(request),
                 () = sleep_until(next_timer) => {
                     let now = Instant::now();
                     let due: Vec<Timer> = self.fx.timers.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
@@ -197,7 +229,80 @@ impl Supervisor {
             task.abort();
             let _ = std::fs::remove_file(path);
         }
+        if let Some(task) = self.http.take() {
+            task.abort();
+        }
         self.fx.finish().await;
+    }
+
+    /// A request from the status socket: a report, or a control verb, which
+    /// the lifecycle decides at once (docs/control.md).
+    fn on_request(&mut self, request: crate::status::Request) {
+        match request {
+            crate::status::Request::Status(reply) => {
+                let _ = reply.send(self.report());
+            }
+            crate::status::Request::Control(verb, reply) => {
+                let _ = reply.send(self.control(verb));
+            }
+            crate::status::Request::Metrics(reply) => {
+                let pod = &self.pod;
+                let text = crate::metrics::render(
+                    &pod.status(),
+                    &self.counters,
+                    pod.phase(),
+                    pod.is_ready(),
+                    pod.pod_restarts(),
+                );
+                let _ = reply.send(text);
+            }
+        }
+    }
+
+    fn report(&self) -> crate::status::Report {
+        let pod = &self.pod;
+        let deadline_in = pod.deadline_at().map(|at| at.saturating_duration_since(Instant::now()));
+        let said = self.fx.announcements.status_texts(pod.spec().entries.len());
+        let about = crate::status::About {
+            pid: std::process::id(),
+            config: self.config.clone(),
+            socket: self.status_socket.as_ref().map(|(p, _)| p.clone()),
+        };
+        crate::status::render(
+            &about,
+            &pod.status(),
+            &said,
+            pod.phase(),
+            pod.is_ready(),
+            deadline_in,
+            pod.pod_restarts(),
+        )
+    }
+
+    fn control(&mut self, verb: crate::status::Verb) -> Result<String, String> {
+        use crate::lifecycle::Control;
+        use crate::status::Verb;
+        let entry = |name: &str| {
+            self.pod.entry_named(name).ok_or_else(|| {
+                let names: Vec<&str> = self.pod.spec().entries.iter().map(|e| e.name.as_str()).collect();
+                format!("no entry named {name:?} (the entries: {})", names.join(", "))
+            })
+        };
+        let request = match &verb {
+            Verb::Restart(n) => Control::Restart(entry(n)?),
+            Verb::Stop(n) => Control::Stop(entry(n)?),
+            Verb::Start(n) => Control::Start(entry(n)?),
+            Verb::Signal(n, s) => Control::Signal(entry(n)?, *s),
+            Verb::Shutdown => Control::Shutdown,
+        };
+        self.driver.control(&mut self.pod, &mut self.fx, request, Instant::now())?;
+        Ok(match request {
+            Control::Restart(e) | Control::Stop(e) | Control::Start(e) | Control::Signal(e, _) => {
+                let status = &self.pod.status()[e];
+                format!("{}: {}", status.name, crate::status::state_name(status))
+            }
+            Control::Shutdown => "pod: terminating".into(),
+        })
     }
 
     fn on_signal(&mut self, sig: i32) {
@@ -428,7 +533,10 @@ impl Runtime {
             let Some(said) = self.announcements.subscribe(entry, instance) else { return };
             let task = tokio::task::spawn_local(async move {
                 tokio::time::sleep_until(not_before.into()).await;
-                let send = |ok| tx.send(Event::Probe { entry, instance, kind, ok }).is_ok();
+                let send = |ok: bool| {
+                    let why = (!ok).then(|| crate::probe::push::missing(kind, &probe.action));
+                    tx.send(Event::Probe { entry, instance, kind, ok, why }).is_ok()
+                };
                 crate::probe::push::watch(kind, &probe, said, send).await;
             });
             if let Some(old) = self.probes.insert((entry, kind), task.abort_handle()) {
@@ -439,7 +547,6 @@ impl Runtime {
         let reaper = Rc::clone(&self.reaper);
         let task = tokio::task::spawn_local(async move {
             tokio::time::sleep_until(not_before.into()).await;
-            let mut was_ok = None;
             loop {
                 let began = tokio::time::Instant::now();
                 let attempt = crate::probe::attempt(&reaper, &spec, &probe.action, probe.timeout);
@@ -451,23 +558,13 @@ impl Runtime {
                     Err(crate::probe::Failure::Panicked(panic.0))
                 });
                 let ok = result.is_ok();
-                // Say why when a probe turns from passing (or new) to failing;
-                // a startup probe failing while the program boots is expected.
-                if let Err(why) = &result {
-                    if was_ok != Some(false) {
-                        let name = &spec.name;
-                        match kind {
-                            ProbeKind::Startup => tracing::debug!("{name} startup probe failing: {why}"),
-                            _ => tracing::info!(
-                                event = "probe_failing",
-                                process = name.as_str(),
-                                "{name} {kind} probe failing: {why}"
-                            ),
-                        }
-                    }
-                }
-                was_ok = Some(ok);
-                if tx.send(Event::Probe { entry, instance, kind, ok }).is_err() {
+                // Each failed attempt at debug level; the lifecycle says what
+                // a threshold crossing means, with this reason.
+                let why = result.err().map(|why| {
+                    tracing::debug!("{} {kind} probe failing: {why}", spec.name);
+                    why.to_string()
+                });
+                if tx.send(Event::Probe { entry, instance, kind, ok, why }).is_err() {
                     return;
                 }
                 tokio::time::sleep_until(began + probe.period).await;

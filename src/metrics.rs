@@ -1,0 +1,132 @@
+//! `GET /metrics` of the HTTP endpoint: the pod in the Prometheus text format
+//! (version 0.0.4), checked by `promtool check metrics` in the tests.
+//!
+//! Every series of an entry has the labels `entry` and `role`. Counters end
+//! in `_total`; `podinit_entry_start_time_seconds` is Unix time, as
+//! Prometheus' own `process_start_time_seconds`.
+
+use std::fmt::Write as _;
+use std::time::SystemTime;
+
+use crate::lifecycle::{EntryStatus, Phase, ProbeKind, State};
+
+/// What the event loop counts for the metrics, per entry.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    /// Failed probe attempts (or periods of a push probe), by kind, in the
+    /// order of [`ProbeKind::ALL`].
+    pub probe_failures: Vec<[u64; 3]>,
+    /// When the current instance started (Unix time, seconds).
+    pub started_at: Vec<Option<f64>>,
+}
+
+impl Counters {
+    /// Counters for `entries` entries, all zero.
+    pub fn new(entries: usize) -> Counters {
+        Counters { probe_failures: vec![[0; 3]; entries], started_at: vec![None; entries] }
+    }
+
+    /// One failed attempt of the `kind` probe of `entry`.
+    pub fn probe_failed(&mut self, entry: usize, kind: ProbeKind) {
+        let i = ProbeKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
+        if let Some(row) = self.probe_failures.get_mut(entry) {
+            row[i] += 1;
+        }
+    }
+
+    /// `entry` has a new instance, started now.
+    pub fn started(&mut self, entry: usize) {
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        if let Some(slot) = self.started_at.get_mut(entry) {
+            *slot = Some(now);
+        }
+    }
+}
+
+/// A label value, escaped as the text format wants (`\`, `"`, newline).
+fn label(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Writes a family's `# HELP` and `# TYPE` lines; its samples follow.
+fn head(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// The metrics text of a pod.
+pub fn render(
+    entries: &[EntryStatus],
+    counters: &Counters,
+    phase: Phase,
+    ready: bool,
+    pod_restarts: u32,
+) -> String {
+    let mut out = String::with_capacity(4096);
+    let o = &mut out;
+    let flag = |b: bool| u8::from(b);
+    head(o, "podinit_info", "gauge", "podinit's version; always 1.");
+    let _ = writeln!(o, "podinit_info{{version=\"{}\"}} 1", env!("CARGO_PKG_VERSION"));
+    head(o, "podinit_pod_ready", "gauge", "1 when every sidecar and main is ready.");
+    let _ = writeln!(o, "podinit_pod_ready {}", flag(ready));
+    head(o, "podinit_pod_terminating", "gauge", "1 once termination has begun.");
+    let _ = writeln!(
+        o,
+        "podinit_pod_terminating {}",
+        flag(matches!(phase, Phase::Terminating { .. } | Phase::Done))
+    );
+    head(o, "podinit_pod_restarts_total", "counter", "Restarts of the whole pod (restart_all).");
+    let _ = writeln!(o, "podinit_pod_restarts_total {pod_restarts}");
+    let labels = |e: &EntryStatus| format!("entry=\"{}\",role=\"{}\"", label(&e.name), e.role.as_str());
+    head(o, "podinit_entry_up", "gauge", "1 while the entry's process runs.");
+    for e in entries {
+        let _ = writeln!(o, "podinit_entry_up{{{}}} {}", labels(e), flag(e.state == State::Running));
+    }
+    head(o, "podinit_entry_ready", "gauge", "1 while the entry is ready.");
+    for e in entries {
+        let _ = writeln!(o, "podinit_entry_ready{{{}}} {}", labels(e), flag(e.ready));
+    }
+    head(o, "podinit_entry_restarts_total", "counter", "Restarts of the entry.");
+    for e in entries {
+        let _ = writeln!(o, "podinit_entry_restarts_total{{{}}} {}", labels(e), e.restarts);
+    }
+    head(
+        o,
+        "podinit_entry_last_exit_status",
+        "gauge",
+        "The shell status of the entry's last exit (128+N for signal N); absent before one.",
+    );
+    for e in entries {
+        if let Some(exit) = e.last_exit {
+            let _ = writeln!(o, "podinit_entry_last_exit_status{{{}}} {}", labels(e), exit.status());
+        }
+    }
+    head(
+        o,
+        "podinit_entry_probe_failures_total",
+        "counter",
+        "Failed probe attempts (periods without the message, for push probes), by probe.",
+    );
+    for (i, e) in entries.iter().enumerate() {
+        for (k, kind) in ProbeKind::ALL.iter().enumerate() {
+            let n = counters.probe_failures.get(i).map_or(0, |row| row[k]);
+            let _ = writeln!(
+                o,
+                "podinit_entry_probe_failures_total{{{},probe=\"{}\"}} {n}",
+                labels(e),
+                kind.as_str()
+            );
+        }
+    }
+    head(
+        o,
+        "podinit_entry_start_time_seconds",
+        "gauge",
+        "When the entry's current process started, in seconds since the Unix epoch.",
+    );
+    for (i, e) in entries.iter().enumerate() {
+        if let (Some(t), State::Running) = (counters.started_at.get(i).copied().flatten(), e.state) {
+            let _ = writeln!(o, "podinit_entry_start_time_seconds{{{}}} {t:.3}", labels(e));
+        }
+    }
+    out
+}

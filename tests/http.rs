@@ -1,0 +1,114 @@
+//! The read-only HTTP endpoint (docs/control.md, "HTTP") with real requests
+//! against the real binary as PID 1: `/livez`, `/readyz` (503 naming the
+//! entries that are not ready, then 200), `/status`, `/metrics` (checked by
+//! Debian's `promtool check metrics`), 404 and 405, `PODINIT_HTTP` over
+//! `[pod] http`, and a bad `PODINIT_HTTP` refused before anything starts.
+// promtool is a helper process the test waits for.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+use common::*;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+
+/// One request: status code and body.
+fn request(port: u16, method: &str, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the HTTP endpoint");
+    s.set_read_timeout(Some(secs(5.0))).unwrap();
+    write!(s, "{method} {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+fn get(port: u16, path: &str) -> (u16, String) {
+    request(port, "GET", path)
+}
+
+#[test]
+fn health_status_and_metrics_over_http() {
+    let td = TestDir::new();
+    let port = free_port();
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\nhttp = \"127.0.0.1:1\"\n\n");
+    cfg += &entry(
+        "side",
+        "sidecar",
+        &sleeper("side"),
+        "hold_until = \"started\"\nreadiness_probe = { exec = { command = [\"test\", \"-f\", \"@DIR@/ready\"] }, period = \"100ms\" }",
+    );
+    cfg += &entry("app", "main", &sleeper("app"), "");
+    let path = td.config(&cfg);
+    // PODINIT_HTTP wins over [pod] http (port 1 would not be free to bind).
+    let mut run = td
+        .podinit()
+        .config(&path)
+        .env("PODINIT_HTTP", format!("127.0.0.1:{port}"))
+        .deadline(secs(30.0))
+        .spawn();
+    run.wait_for_record("start app", secs(10.0));
+    assert_eq!(get(port, "/livez"), (200, "ok\n".into()));
+    let (code, body) = get(port, "/readyz");
+    assert_eq!(code, 503);
+    assert_eq!(body, "not ready: side\n");
+    std::fs::write(td.file("ready"), "").unwrap();
+    run.wait_until("/readyz says ready", secs(10.0), |_| get(port, "/readyz").0 == 200);
+    let (code, body) = get(port, "/status");
+    assert_eq!(code, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).expect("/status is JSON");
+    assert_eq!(v["ready"], true);
+    assert_eq!(v["entries"][0]["name"], "side");
+    let (code, metrics) = get(port, "/metrics");
+    assert_eq!(code, 200);
+    for want in [
+        "podinit_pod_ready 1",
+        "podinit_entry_up{entry=\"side\",role=\"sidecar\"} 1",
+        "podinit_entry_ready{entry=\"app\",role=\"main\"} 1",
+        "podinit_entry_restarts_total{entry=\"side\",role=\"sidecar\"} 0",
+    ] {
+        assert!(metrics.contains(want), "{want:?} missing from\n{metrics}");
+    }
+    let failures = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with(
+                "podinit_entry_probe_failures_total{entry=\"side\",role=\"sidecar\",probe=\"readiness\"}",
+            )
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    assert!(failures >= 1, "the readiness probe failed before the file existed:\n{metrics}");
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool is missing: apt-get install prometheus");
+    promtool.stdin.take().unwrap().write_all(metrics.as_bytes()).unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool check metrics:\n{}{}\n{metrics}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert_eq!(get(port, "/nope").0, 404);
+    assert_eq!(request(port, "POST", "/readyz").0, 405, "read-only: no control over HTTP");
+    run.signal(libc::SIGTERM);
+    run.wait().assert_code(0);
+}
+
+#[test]
+fn a_bad_podinit_http_is_refused_before_anything_starts() {
+    let td = TestDir::new();
+    let path = td.config(&entry("app", "main", "echo \"start app\" >> \"@REC@\"", ""));
+    let out = td.podinit().config(&path).env("PODINIT_HTTP", "not-an-address").deadline(secs(10.0)).run();
+    out.assert_code(2);
+    assert!(out.stderr.contains("PODINIT_HTTP=\"not-an-address\""), "{}", out.report());
+    assert!(out.records.is_empty(), "nothing started: {}", out.report());
+}
