@@ -114,6 +114,14 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// Make the running pod read its config file again: changed sidecars and
+    /// mains restart with their new settings, added ones start, removed ones
+    /// stop, finished inits never run again. An invalid file changes nothing.
+    /// Exits 0, 1 (refused, with the errors) or 2 (no podinit).
+    Reload {
+        #[command(flatten)]
+        target: Target,
+    },
     /// Print the running pod's lifecycle events, one JSON line each, until it
     /// exits (0) or drops this reader for being too slow (1); 2 when no
     /// podinit answers.

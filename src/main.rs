@@ -65,6 +65,7 @@ fn main() -> ExitCode {
             }
         },
         Some(Command::Shutdown { target }) => ask(&target, cli.config.as_deref(), Verb::Shutdown),
+        Some(Command::Reload { target }) => ask(&target, cli.config.as_deref(), Verb::Reload),
         Some(Command::Events { target }) => match socket_of(&target, cli.config.as_deref()) {
             Ok(socket) => exit_code(podinit::status::events_client(socket)),
             Err(code) => code,
@@ -74,10 +75,8 @@ fn main() -> ExitCode {
                 eprintln!("podinit: nothing to run: give --config FILE (or PODINIT_CONFIG), or a command after `--`\n\nUsage: podinit [--config FILE] [-- COMMAND [ARG...]]\n       podinit check --config FILE");
                 return ExitCode::from(USAGE as u8);
             }
-            let spec = match podinit::config::load(
-                cli.config.as_deref(),
-                &LoadOptions { command: cli.argv, is_root },
-            ) {
+            let load_options = LoadOptions { command: cli.argv, is_root };
+            let spec = match podinit::config::load(cli.config.as_deref(), &load_options) {
                 Ok(spec) => spec,
                 Err(e) => return config_error(&e),
             };
@@ -87,7 +86,7 @@ fn main() -> ExitCode {
             }
             // Absolute, so that `podinit status` shows which file it is.
             let config = cli.config.as_ref().map(|c| std::fs::canonicalize(c).unwrap_or_else(|_| c.clone()));
-            let status = run(spec, config);
+            let status = run(spec, config, load_options);
             ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1))
         }
     }
@@ -134,7 +133,7 @@ fn config_error(e: &podinit::config::ConfigError) -> ExitCode {
     ExitCode::from(USAGE as u8)
 }
 
-fn run(spec: podinit::config::PodSpec, config: Option<std::path::PathBuf>) -> i32 {
+fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: LoadOptions) -> i32 {
     if std::process::id() != 1 {
         // Not PID 1 (e.g. under `docker run --init`), orphans must still
         // come to podinit to be reaped.
@@ -178,7 +177,7 @@ fn run(spec: podinit::config::PodSpec, config: Option<std::path::PathBuf>) -> i3
     // podinit's death would kill the container without a word) nor exit with
     // Rust's 101. The panic hook has already said what happened.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        local.block_on(&runtime, podinit::runtime::supervisor::run(spec, config, signals))
+        local.block_on(&runtime, podinit::runtime::supervisor::run(spec, config, load_options, signals))
     }));
     match outcome {
         Ok(status) => status,

@@ -26,6 +26,12 @@ impl Counters {
         Counters { probe_failures: vec![[0; 3]; entries], started_at: vec![None; entries] }
     }
 
+    /// Room for `entries` entries (a `podinit reload` added some).
+    pub fn grow(&mut self, entries: usize) {
+        self.probe_failures.resize(entries, [0; 3]);
+        self.started_at.resize(entries, None);
+    }
+
     /// One failed attempt of the `kind` probe of `entry`.
     pub fn probe_failed(&mut self, entry: usize, kind: ProbeKind) {
         let i = ProbeKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
@@ -63,6 +69,9 @@ pub fn render(
 ) -> String {
     let mut out = String::with_capacity(4096);
     let o = &mut out;
+    // Entries removed by `podinit reload` are not the pod's any more.
+    let entries: Vec<(usize, &EntryStatus)> =
+        entries.iter().enumerate().filter(|(_, e)| !e.removed).collect();
     let flag = |b: bool| u8::from(b);
     head(o, "podinit_info", "gauge", "podinit's version; always 1.");
     let _ = writeln!(o, "podinit_info{{version=\"{}\"}} 1", env!("CARGO_PKG_VERSION"));
@@ -78,15 +87,15 @@ pub fn render(
     let _ = writeln!(o, "podinit_pod_restarts_total {pod_restarts}");
     let labels = |e: &EntryStatus| format!("entry=\"{}\",role=\"{}\"", label(&e.name), e.role.as_str());
     head(o, "podinit_entry_up", "gauge", "1 while the entry's process runs.");
-    for e in entries {
+    for &(_, e) in &entries {
         let _ = writeln!(o, "podinit_entry_up{{{}}} {}", labels(e), flag(e.state == State::Running));
     }
     head(o, "podinit_entry_ready", "gauge", "1 while the entry is ready.");
-    for e in entries {
+    for &(_, e) in &entries {
         let _ = writeln!(o, "podinit_entry_ready{{{}}} {}", labels(e), flag(e.ready));
     }
     head(o, "podinit_entry_restarts_total", "counter", "Restarts of the entry.");
-    for e in entries {
+    for &(_, e) in &entries {
         let _ = writeln!(o, "podinit_entry_restarts_total{{{}}} {}", labels(e), e.restarts);
     }
     head(
@@ -95,7 +104,7 @@ pub fn render(
         "gauge",
         "The shell status of the entry's last exit (128+N for signal N); absent before one.",
     );
-    for e in entries {
+    for &(_, e) in &entries {
         if let Some(exit) = e.last_exit {
             let _ = writeln!(o, "podinit_entry_last_exit_status{{{}}} {}", labels(e), exit.status());
         }
@@ -106,7 +115,7 @@ pub fn render(
         "counter",
         "Failed probe attempts (periods without the message, for push probes), by probe.",
     );
-    for (i, e) in entries.iter().enumerate() {
+    for &(i, e) in &entries {
         for (k, kind) in ProbeKind::ALL.iter().enumerate() {
             let n = counters.probe_failures.get(i).map_or(0, |row| row[k]);
             let _ = writeln!(
@@ -123,7 +132,7 @@ pub fn render(
         "gauge",
         "When the entry's current process started, in seconds since the Unix epoch.",
     );
-    for (i, e) in entries.iter().enumerate() {
+    for &(i, e) in &entries {
         if let (Some(t), State::Running) = (counters.started_at.get(i).copied().flatten(), e.state) {
             let _ = writeln!(o, "podinit_entry_start_time_seconds{{{}}} {t:.3}", labels(e));
         }

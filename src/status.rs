@@ -48,6 +48,7 @@ pub enum Verb {
     Start(String),
     Signal(String, crate::config::Signal),
     Shutdown,
+    Reload,
 }
 
 impl Verb {
@@ -59,6 +60,7 @@ impl Verb {
             Verb::Start(n) => format!("start {n}"),
             Verb::Signal(n, s) => format!("signal {n} {}", s.number()),
             Verb::Shutdown => "shutdown".into(),
+            Verb::Reload => "reload".into(),
         }
     }
 
@@ -71,6 +73,7 @@ impl Verb {
             ["start", n] => Verb::Start((*n).to_owned()),
             ["signal", n, s] => Verb::Signal((*n).to_owned(), crate::config::Signal::parse(s)?),
             ["shutdown"] => Verb::Shutdown,
+            ["reload"] => Verb::Reload,
             _ => return None,
         })
     }
@@ -325,7 +328,8 @@ pub fn render(
     json.push_str(phase_name(phase));
     json.push_str(&format!("\",\"ready\":{ready},\"entries\":["));
     let mut status_lines = String::new();
-    for (i, e) in entries.iter().enumerate() {
+    // Entries removed by `podinit reload` show only while they still run.
+    for (i, e) in entries.iter().enumerate().filter(|(_, e)| !e.removed || e.state == State::Running) {
         let pid = e.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
         let last = e.last_exit.map_or_else(|| "-".to_owned(), |x| x.status().to_string());
         let is_ready = if e.role == Role::Init {
@@ -342,7 +346,7 @@ pub fn render(
             state_name(e),
             e.restarts
         ));
-        if i > 0 {
+        if !json.ends_with('[') {
             json.push(',');
         }
         let mut name = Vec::new();

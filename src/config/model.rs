@@ -221,7 +221,7 @@ impl Default for BackoffSpec {
 }
 
 /// One process entry.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntrySpec {
     pub name: String,
     pub role: Role,

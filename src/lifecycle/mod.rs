@@ -361,6 +361,11 @@ struct Entry {
     /// Stopped by `podinit stop` (its state is `Exited`): `podinit start`
     /// brings it back.
     held: bool,
+    /// Removed from the config by `podinit reload`: stopped, never started
+    /// again, and left out of the status.
+    removed: bool,
+    /// Its settings from a `podinit reload`, taken when its process exits.
+    pending: Option<Box<crate::config::EntrySpec>>,
 }
 
 impl Entry {
@@ -407,6 +412,8 @@ pub struct EntryStatus {
     pub stopping: bool,
     /// Kept down by `podinit stop` (its state is `Exited`).
     pub held: bool,
+    /// Removed by `podinit reload` (left out of the status once exited).
+    pub removed: bool,
 }
 
 /// The lifecycle of one pod.
@@ -455,6 +462,8 @@ impl Pod {
                 spawn_failures: 0,
                 restarted_in_termination: false,
                 held: false,
+                removed: false,
+                pending: None,
             })
             .collect();
         let sequence = (0..spec.entries.len()).filter(|&i| spec.entries[i].role != Role::Main).collect();
@@ -570,7 +579,7 @@ impl Pod {
 
     /// The entry named `name`.
     pub fn entry_named(&self, name: &str) -> Option<EntryId> {
-        self.spec.entries.iter().position(|e| e.name == name)
+        self.current_named(name)
     }
 
     /// Takes a request from the command line (docs/control.md): `Ok` when it
@@ -678,6 +687,176 @@ impl Pod {
         }
     }
 
+    /// `podinit reload` (docs/control.md, "Reload"): the pod takes `spec`,
+    /// as the kubelet takes a changed container spec. A sidecar or main whose
+    /// settings changed is restarted through its stop path and comes back
+    /// with the new ones; an init that has finished is never run again; added
+    /// sidecars and mains start at once (the start sequence is over), removed
+    /// ones are stopped; unchanged entries are not touched; `[pod]` settings
+    /// apply from now on. `Ok` lists what changed; `Err` says why nothing did.
+    pub fn reload(&mut self, spec: PodSpec, now: Instant) -> (Result<Vec<String>, String>, Vec<Action>) {
+        let result = self.on_reload(spec, now);
+        self.finish_if_empty();
+        (result, std::mem::take(&mut self.out))
+    }
+
+    fn on_reload(&mut self, spec: PodSpec, now: Instant) -> Result<Vec<String>, String> {
+        match self.phase {
+            Phase::Terminating { .. } | Phase::Done => {
+                return Err("termination has begun: a reload changes nothing".into())
+            }
+            Phase::Restarting => {
+                return Err("the whole pod is restarting (restart_all); reload once it runs".into())
+            }
+            _ => {}
+        }
+        // Check everything first: a refused reload changes nothing.
+        for new in &spec.entries {
+            if let Some(i) = self.current_named(&new.name) {
+                let old = &self.spec.entries[i];
+                if old.role != new.role {
+                    return Err(format!(
+                        "{} changes from {} to {}: remove it and add it under a new name",
+                        new.name, old.role, new.role
+                    ));
+                }
+                if *old != *new && matches!(self.entries[i].state, EntryState::Spawning { .. }) {
+                    return Err(format!("{} is being started; reload again once it runs", new.name));
+                }
+            }
+        }
+        let mut said = Vec::new();
+        // What the reload did is said before what follows from it.
+        let first_note = self.notes.len();
+        let booting = matches!(self.phase, Phase::Booting { .. });
+        let mut added = Vec::new();
+        for new in &spec.entries {
+            match self.current_named(&new.name) {
+                Some(i) if self.spec.entries[i] == *new => {}
+                Some(i) => said.push(self.change(i, new.clone(), now)),
+                None => {
+                    let i = self.entries.len();
+                    self.entries.push(Entry {
+                        state: EntryState::Waiting,
+                        instance: 0,
+                        restarts: 0,
+                        last_exit: None,
+                        backoff: Backoff::new(spec.backoff),
+                        passed: false,
+                        spawn_failures: 0,
+                        restarted_in_termination: false,
+                        held: false,
+                        removed: false,
+                        pending: None,
+                    });
+                    self.spec.entries.push(new.clone());
+                    match new.role {
+                        Role::Main => self.mains.push(i),
+                        _ => self.sequence.push(i),
+                    }
+                    added.push(i);
+                }
+            }
+        }
+        let gone: Vec<EntryId> = (0..self.entries.len())
+            .filter(|&i| {
+                !self.entries[i].removed && !spec.entries.iter().any(|e| e.name == self.spec.entries[i].name)
+            })
+            .collect();
+        for i in gone {
+            said.push(self.remove(i, now));
+        }
+        self.spec.restart_policy = spec.restart_policy;
+        self.spec.termination_grace_period = spec.termination_grace_period;
+        self.spec.completion = spec.completion;
+        self.spec.backoff = spec.backoff;
+        for i in added {
+            let name = self.name(i).to_owned();
+            match self.role(i) {
+                Role::Init if !booting => {
+                    self.entries[i].passed = true;
+                    self.entries[i].state = EntryState::Exited;
+                    said.push(format!("{name} added: not run (the start sequence is over)"));
+                }
+                _ if booting => said.push(format!("{name} added: starts in its turn")),
+                _ => {
+                    if self.role(i) == Role::Sidecar {
+                        self.entries[i].passed = true;
+                    }
+                    said.push(format!("{name} added: starting it"));
+                    self.spawn(i, now);
+                }
+            }
+        }
+        if said.is_empty() {
+            said.push("nothing changed".into());
+        }
+        let notes: Vec<Note> = said
+            .iter()
+            .map(|line| Note::new(Level::Info, "reloaded", None, format!("reload: {line}")))
+            .collect();
+        self.notes.splice(first_note..first_note, notes);
+        Ok(said)
+    }
+
+    /// The entry named `name` that has not been removed.
+    fn current_named(&self, name: &str) -> Option<EntryId> {
+        (0..self.entries.len()).find(|&i| !self.entries[i].removed && self.spec.entries[i].name == name)
+    }
+
+    /// Entry `i` has new settings (`podinit reload`).
+    fn change(&mut self, i: EntryId, new: crate::config::EntrySpec, now: Instant) -> String {
+        let name = new.name.clone();
+        let role = self.role(i);
+        let e = &mut self.entries[i];
+        match &e.state {
+            EntryState::Running(live) if role != Role::Init && live.stop().is_none() => {
+                e.pending = Some(Box::new(new));
+                self.stop_for(i, StopCause::Requested { restart: true }, None, now);
+                format!("{name} changed: restarting it with its new settings")
+            }
+            EntryState::Running(_) => {
+                e.pending = Some(Box::new(new));
+                if role == Role::Init {
+                    format!("{name} changed: it runs to its end as it is; a retry runs with the new settings")
+                } else {
+                    format!("{name} changed: it is being stopped; it comes back with the new settings")
+                }
+            }
+            EntryState::Exited if role == Role::Init => {
+                self.spec.entries[i] = new;
+                format!("{name} changed: it has finished and is not run again")
+            }
+            _ => {
+                self.spec.entries[i] = new;
+                format!("{name} changed: it starts with its new settings")
+            }
+        }
+    }
+
+    /// Entry `i` is no longer in the config (`podinit reload`).
+    fn remove(&mut self, i: EntryId, now: Instant) -> String {
+        let name = self.name(i).to_owned();
+        self.entries[i].removed = true;
+        self.entries[i].passed = true;
+        match &self.entries[i].state {
+            EntryState::Running(live) if live.stop().is_none() => {
+                self.stop_for(i, StopCause::Requested { restart: false }, None, now);
+                format!("{name} removed: stopping it")
+            }
+            EntryState::Running(_) => format!("{name} removed: it is being stopped"),
+            EntryState::Backoff { .. } => {
+                self.out.push(Action::CancelTimer(Timer::Backoff(i)));
+                self.entries[i].state = EntryState::Exited;
+                format!("{name} removed")
+            }
+            _ => {
+                self.entries[i].state = EntryState::Exited;
+                format!("{name} removed")
+            }
+        }
+    }
+
     /// `podinit start`, or `podinit restart` of an entry without a process
     /// (exited, stopped, in backoff): a new instance now, without backoff.
     fn start_requested(&mut self, entry: EntryId, verb: &str, now: Instant) {
@@ -715,11 +894,12 @@ impl Pod {
                 .entries
                 .iter()
                 .zip(&self.spec.entries)
-                .filter(|(_, s)| s.role != Role::Init)
+                .filter(|(e, s)| s.role != Role::Init && !e.removed)
                 .all(|(e, _)| e.live().is_some_and(Live::ready))
     }
 
-    /// Each entry's status, in file order.
+    /// Each entry's status, in file order (entries added by `podinit
+    /// reload` after them; removed ones included, marked `removed`).
     pub fn status(&self) -> Vec<EntryStatus> {
         self.entries
             .iter()
@@ -741,6 +921,7 @@ impl Pod {
                 ready: e.live().is_some_and(Live::ready),
                 stopping: e.live().is_some_and(|l| l.stop().is_some()),
                 held: e.held,
+                removed: e.removed,
             })
             .collect()
     }
@@ -1035,6 +1216,11 @@ impl Pod {
         let instance = e.instance;
         e.last_exit = Some(exit);
         e.state = EntryState::Exited;
+        if let Some(new) = e.pending.take() {
+            // `podinit reload` changed it while it ran: the next instance
+            // runs with the new settings.
+            self.spec.entries[entry] = *new;
+        }
         self.out.push(Action::StopChecks { entry });
         self.out.push(Action::CancelTimer(Timer::Stop(entry, instance)));
 
@@ -1061,11 +1247,15 @@ impl Pod {
             self.drive_termination(now);
             return;
         }
+        if self.entries[entry].removed {
+            self.ended_for_now(entry, now);
+            return;
+        }
         match requested {
             Some(true) => {
                 // `podinit restart`: a new instance at once; its backoff is
                 // not used (and not grown) by a restart asked for.
-                let text = format!("restarting {} (podinit restart)", self.name(entry));
+                let text = format!("restarting {} at once, as asked", self.name(entry));
                 self.note(Level::Info, "restarting", entry, text);
                 self.spawn(entry, now);
                 return;
@@ -1154,10 +1344,13 @@ impl Pod {
     fn ended_for_now(&mut self, entry: EntryId, now: Instant) {
         match self.role(entry) {
             Role::Main => {
-                let ended = |id: &EntryId| self.entries[*id].state == EntryState::Exited;
+                // Mains removed by `podinit reload` do not count, and their
+                // end completes nothing.
+                let ended =
+                    |id: &EntryId| self.entries[*id].removed || self.entries[*id].state == EntryState::Exited;
                 let complete = match self.spec.completion {
                     Completion::All => self.mains.iter().all(ended),
-                    Completion::Any => true,
+                    Completion::Any => !self.entries[entry].removed,
                 };
                 if complete {
                     self.notes.push(Note::new(Level::Info, "completed", None, "pod completed".into()));
@@ -1791,6 +1984,24 @@ impl Driver {
         now: Instant,
     ) -> Result<(), String> {
         let (result, actions) = pod.control(request, now);
+        let notes = pod.take_notes();
+        fx.say(pod, notes);
+        self.apply(pod, actions, fx, now);
+        result
+    }
+
+    /// Carries out a `podinit reload` ([`Pod::reload`]) at once.
+    ///
+    /// # Errors
+    /// Why nothing changed (termination has begun, an entry changes role...).
+    pub fn reload(
+        &mut self,
+        pod: &mut Pod,
+        fx: &mut impl Effects,
+        spec: PodSpec,
+        now: Instant,
+    ) -> Result<Vec<String>, String> {
+        let (result, actions) = pod.reload(spec, now);
         let notes = pod.take_notes();
         fx.say(pod, notes);
         self.apply(pod, actions, fx, now);

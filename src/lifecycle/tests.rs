@@ -61,7 +61,9 @@ impl Effects for SimFx {
         self.notes.extend(notes);
     }
 
-    fn perform(&mut self, _pod: &Pod, action: Action, _now: Instant) -> Option<Event> {
+    fn perform(&mut self, pod: &Pod, action: Action, _now: Instant) -> Option<Event> {
+        // Entries added by a reload are in the pod's spec, not in `names`.
+        self.names = pod.spec().entries.iter().map(|e| e.name.clone()).collect();
         match action {
             Action::Spawn { entry, instance } => {
                 self.log.push(format!("spawn {}", self.names[entry]));
@@ -1107,4 +1109,128 @@ fn restart_of_an_entry_in_backoff_starts_it_now() {
     assert_eq!(sim.control(Control::Restart(side)), Ok(()));
     assert!(sim.running("side"));
     assert!(!sim.fx.timers.contains_key(&Timer::Backoff(side)), "its backoff timer is cancelled");
+}
+
+// ----- podinit reload (docs/control.md, "Reload") -----
+
+impl Sim {
+    fn reload(&mut self, spec: PodSpec) -> Result<Vec<String>, String> {
+        let result = self.driver.reload(&mut self.pod, &mut self.fx, spec, self.now);
+        self.driver.run_queue(&mut self.pod, &mut self.fx, self.now);
+        result
+    }
+}
+
+fn with_argv(mut e: EntrySpec, argv: &str) -> EntrySpec {
+    e.argv = vec![argv.into()];
+    e
+}
+
+#[test]
+fn reload_restarts_changed_entries_with_their_new_settings_and_leaves_the_rest() {
+    let mut side = entry("side", Role::Sidecar);
+    side.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(1)));
+    let spec = pod(vec![entry("init", Role::Init), side.clone(), entry("m", Role::Main)]);
+    let mut sim = Sim::new(spec.clone());
+    sim.exit("init", Exit::Code(0));
+    sim.take_log();
+    let mut new = spec.clone();
+    new.entries[0] = with_argv(entry("init", Role::Init), "init-v2");
+    new.entries[1] = with_argv(side, "side-v2");
+    let said = sim.reload(new).unwrap();
+    assert!(
+        said.iter().any(|l| l.contains("init changed: it has finished and is not run again")),
+        "{said:?}"
+    );
+    assert!(said.iter().any(|l| l.contains("side changed: restarting it")), "{said:?}");
+    // The running instance stops through its own stop path (its pre_stop);
+    // the new one gets the new settings. The main is not touched.
+    assert_eq!(sim.take_log(), s(&["hook side PreStop"]));
+    let side = sim.id("side");
+    assert_eq!(
+        sim.pod.spec().entries[side].argv,
+        vec![std::ffi::OsString::from("x")],
+        "old settings until it exits"
+    );
+    sim.hook("side", HookKind::PreStop, true);
+    sim.exit("side", Exit::Signal(TERM));
+    assert_eq!(sim.take_log(), s(&["stop side", "spawn side"]));
+    assert_eq!(sim.pod.spec().entries[side].argv, vec![std::ffi::OsString::from("side-v2")]);
+    assert!(sim.running("m"));
+    assert_eq!(sim.reload(sim.pod.spec().clone()).unwrap(), s(&["nothing changed"]));
+    assert!(sim.take_log().is_empty());
+}
+
+#[test]
+fn reload_during_boot_gives_an_init_not_started_yet_its_new_settings() {
+    let spec = pod(vec![entry("a", Role::Init), entry("b", Role::Init), entry("m", Role::Main)]);
+    let mut sim = Sim::new(spec.clone());
+    let mut new = spec;
+    new.entries[1] = with_argv(entry("b", Role::Init), "b-v2");
+    let said = sim.reload(new).unwrap();
+    assert!(said.iter().any(|l| l.contains("b changed: it starts with its new settings")), "{said:?}");
+    sim.exit("a", Exit::Code(0));
+    assert_eq!(sim.pod.spec().entries[sim.id("b")].argv, vec![std::ffi::OsString::from("b-v2")]);
+    assert!(sim.running("b"));
+}
+
+#[test]
+fn reload_starts_added_entries_and_stops_removed_ones_for_good() {
+    let spec = pod(vec![entry("old", Role::Sidecar), entry("m", Role::Main)]);
+    let mut sim = Sim::new(spec);
+    sim.take_log();
+    let new = pod(vec![
+        entry("m", Role::Main),
+        entry("new", Role::Sidecar),
+        entry("m2", Role::Main),
+        entry("late", Role::Init),
+    ]);
+    let said = sim.reload(new).unwrap();
+    assert!(said.iter().any(|l| l == "late added: not run (the start sequence is over)"), "{said:?}");
+    let log = sim.take_log();
+    assert!(log.contains(&"stop old".to_string()) && log.contains(&"spawn new".to_string()), "{log:?}");
+    assert!(log.contains(&"spawn m2".to_string()), "{log:?}");
+    assert!(!log.contains(&"spawn late".to_string()), "{log:?}");
+    sim.exit("old", Exit::Signal(TERM));
+    sim.advance(Duration::from_secs(60));
+    assert!(!sim.running("old"), "a removed entry is not restarted");
+    assert!(sim.pod.entry_named("old").is_none(), "nor reachable by name");
+    assert!(sim.pod.is_ready(), "and does not count for readiness");
+    // The pod completes once the mains it has now have ended.
+    sim.exit("m", Exit::Code(0));
+    assert_eq!(sim.fx.exit, None);
+    sim.exit("m2", Exit::Code(0));
+    sim.exit("new", Exit::Signal(TERM));
+    assert_eq!(sim.fx.exit, Some(0));
+}
+
+#[test]
+fn a_removed_main_completes_nothing_under_completion_any() {
+    let mut spec = pod(vec![entry("a", Role::Main), entry("b", Role::Main)]);
+    spec.completion = Completion::Any;
+    let mut sim = Sim::new(spec.clone());
+    let mut new = spec;
+    new.entries.remove(0);
+    sim.reload(new).unwrap();
+    sim.exit("a", Exit::Signal(TERM));
+    assert!(sim.running("b"), "the pod goes on");
+    assert_eq!(sim.fx.exit, None);
+}
+
+#[test]
+fn reload_is_refused_whole_and_during_termination() {
+    let spec = pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]);
+    let mut sim = Sim::new(spec.clone());
+    sim.take_log();
+    let mut new = spec.clone();
+    new.entries[0] = entry("side", Role::Main);
+    new.entries.push(entry("extra", Role::Sidecar));
+    let why = sim.reload(new).unwrap_err();
+    assert!(why.contains("side changes from sidecar to main"), "{why}");
+    assert!(sim.take_log().is_empty(), "nothing changed");
+    assert!(sim.pod.entry_named("extra").is_none());
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    let mut new = spec;
+    new.entries.push(entry("extra", Role::Sidecar));
+    assert!(sim.reload(new).unwrap_err().contains("termination has begun"));
 }

@@ -61,8 +61,13 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 ///
 /// `signals` must have been registered before this is called, so that no
 /// SIGCHLD or SIGTERM between start-up and the loop is missed.
-pub async fn run(spec: PodSpec, config: Option<PathBuf>, signals: Signals) -> i32 {
-    let mut sup = Supervisor::new(spec, config);
+pub async fn run(
+    spec: PodSpec,
+    config: Option<PathBuf>,
+    load_options: crate::config::LoadOptions,
+    signals: Signals,
+) -> i32 {
+    let mut sup = Supervisor::new(spec, config, load_options);
     let status = sup.event_loop(signals).await;
     sup.finish().await;
     status
@@ -76,8 +81,10 @@ struct Supervisor {
     status_rx: mpsc::UnboundedReceiver<crate::status::Request>,
     /// The status socket's path and server task, removed at exit.
     status_socket: Option<(std::path::PathBuf, AbortHandle)>,
-    /// The config file the pod came from, for `podinit status`.
+    /// The config file the pod came from, for `podinit status` and
+    /// `podinit reload`, and how it was read.
     config: Option<PathBuf>,
+    load_options: crate::config::LoadOptions,
     /// What `GET /metrics` counts.
     counters: crate::metrics::Counters,
     /// The HTTP endpoint's task, if it has one.
@@ -123,7 +130,7 @@ fn make_env_dir() -> Option<PathBuf> {
 }
 
 impl Supervisor {
-    fn new(spec: PodSpec, config: Option<PathBuf>) -> Self {
+    fn new(spec: PodSpec, config: Option<PathBuf>, load_options: crate::config::LoadOptions) -> Self {
         let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
         let prefixes = spec.entries.iter().map(|e| format!("{:width$} | ", e.name).into_bytes()).collect();
         let stdin_entry = spec.entries.iter().position(|e| e.role == crate::config::Role::Main);
@@ -178,6 +185,7 @@ impl Supervisor {
             status_rx,
             status_socket,
             config,
+            load_options,
             counters,
             http,
         }
@@ -294,6 +302,7 @@ impl Supervisor {
             Verb::Start(n) => Control::Start(entry(n)?),
             Verb::Signal(n, s) => Control::Signal(entry(n)?, *s),
             Verb::Shutdown => Control::Shutdown,
+            Verb::Reload => return self.reload(),
         };
         self.driver.control(&mut self.pod, &mut self.fx, request, Instant::now())?;
         Ok(match request {
@@ -303,6 +312,23 @@ impl Supervisor {
             }
             Control::Shutdown => "pod: terminating".into(),
         })
+    }
+
+    /// `podinit reload`: the config file read again and validated as at
+    /// start; an invalid one is refused with its errors, and nothing changes.
+    fn reload(&mut self) -> Result<String, String> {
+        let Some(path) = self.config.clone() else {
+            return Err(
+                "podinit runs without a config file (a plain init): there is nothing to reload".into()
+            );
+        };
+        let spec = crate::config::load(Some(&path), &self.load_options).map_err(|e| {
+            let lines: Vec<String> = e.0.iter().map(|i| format!("config error: {i}")).collect();
+            format!("{} is not valid; nothing changed:\n{}", path.display(), lines.join("\n"))
+        })?;
+        let said = self.driver.reload(&mut self.pod, &mut self.fx, spec, Instant::now())?;
+        self.counters.grow(self.pod.spec().entries.len());
+        Ok(said.join("\n"))
     }
 
     fn on_signal(&mut self, sig: i32) {
@@ -398,6 +424,19 @@ impl Effects for Runtime {
 }
 
 impl Runtime {
+    /// Room for entries a `podinit reload` added (the lifecycle appends
+    /// them to the pod's spec before it asks for their spawns).
+    fn grow(&mut self, pod: &PodSpec) {
+        let width = self.prefixes.first().map_or(0, |p| p.len().saturating_sub(3));
+        while let Some(e) = pod.entries.get(self.prefixes.len()) {
+            let width = width.max(e.name.len());
+            self.prefixes.push(format!("{:width$} | ", e.name).into_bytes());
+        }
+        if self.spawn_failures.len() < pod.entries.len() {
+            self.spawn_failures.resize(pod.entries.len(), 0);
+        }
+    }
+
     /// The env file of an init that exited 0, read into what later entries
     /// get (the need behind KEP-3721). Bounded and parsed as `env_file`; one
     /// that cannot be read or parsed makes the init count as failed
@@ -449,6 +488,7 @@ impl Runtime {
         spec
     }
     fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
+        self.grow(pod);
         let mut spec = self.with_init_env(&pod.entries[entry]);
         let prepared = self.announcements.prepare(entry, &spec);
         spec.env.extend(prepared.env.iter().cloned());
