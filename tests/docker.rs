@@ -2,7 +2,8 @@
 //! machine: exit statuses through `docker run`, the ordered shutdown of
 //! `docker stop`, `docker kill -s HUP`, `docker run -it` with Ctrl-C, podinit
 //! under Docker's own init (`--init`), a `--read-only --user 1000:1000`
-//! container with `podinit status` over `docker exec`, and the Compose stack of
+//! container with `podinit status` over `docker exec`, a `HEALTHCHECK` through
+//! the HTTP endpoint's `/readyz`, and the Compose stack of
 //! `examples/docker` ending with the job's exit status.
 //!
 //! The engine has no registry and no images, so every image is built here
@@ -396,6 +397,11 @@ impl Scope {
     /// symlink per applet), /tmp, /etc/passwd with `app` (1000:1000) and
     /// `files` (path in the image, content; mode 0755), with `entrypoint`.
     fn image(&mut self, files: &[(&str, &str)], entrypoint: &[&str]) -> String {
+        self.image_with(files, entrypoint, "")
+    }
+
+    /// [`Scope::image`] with more Dockerfile lines (a `HEALTHCHECK`, say).
+    fn image_with(&mut self, files: &[(&str, &str)], entrypoint: &[&str], more: &str) -> String {
         let ctx_name = self.next_name("ctx");
         let ctx = self.path().join(ctx_name);
         let root = ctx.join("rootfs");
@@ -425,7 +431,7 @@ impl Scope {
         let ep: Vec<String> = entrypoint.iter().map(|a| format!("{a:?}")).collect();
         fs::write(
             ctx.join("Dockerfile"),
-            format!("FROM scratch\nCOPY rootfs/ /\nENTRYPOINT [{}]\n", ep.join(", ")),
+            format!("FROM scratch\nCOPY rootfs/ /\nENTRYPOINT [{}]\n{more}", ep.join(", ")),
         )
         .unwrap();
         let tag = format!("{}:latest", self.next_name("img"));
@@ -921,6 +927,39 @@ while :; do sleep 0.1; done"#,
     let took = s.stop(&name, 10);
     assert_eq!(s.exit_code(&name), 0, "{}", s.report(&name));
     assert!(took < secs(6.0), "docker stop took {took:?}\n{}", s.report(&name));
+}
+
+/// A Dockerfile `HEALTHCHECK` through the HTTP endpoint's `/readyz` with
+/// busybox `wget` (no `podinit status` exec): unhealthy while a sidecar is
+/// not ready (503), healthy once it is (200).
+#[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
+fn healthcheck_through_http_readyz() {
+    let mut s = scope("healthcheck_through_http_readyz");
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"3s\"\nhttp = \"127.0.0.1:9090\"\n\n");
+    cfg += &entry(
+        "gate",
+        "sidecar",
+        "trap 'exit 0' TERM\nwhile :; do sleep 0.1; done",
+        "hold_until = \"started\"\nreadiness_probe = { exec = { command = [\"test\", \"-f\", \"/tmp/ready\"] }, period = \"200ms\" }",
+    );
+    cfg += &entry("app", "main", "trap 'exit 0' TERM\nwhile :; do sleep 0.1; done", "");
+    let healthcheck = "HEALTHCHECK --interval=1s --timeout=2s --retries=1 CMD [\"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:9090/readyz\"]\n";
+    let image = s.image_with(
+        &[("/etc/podinit.toml", &cfg)],
+        &["/podinit", "--config", "/etc/podinit.toml"],
+        healthcheck,
+    );
+    let name = s.run_detached(&[], &image, &[]);
+    s.wait_until(&name, "a failed health check (the sidecar is not ready)", secs(20.0), |s| {
+        s.inspect(&name, "{{.State.Health.Status}}") == "unhealthy"
+    });
+    docker_ok(&["exec", &name, "touch", "/tmp/ready"], QUICK);
+    s.wait_until(&name, "healthy once it is", secs(20.0), |s| {
+        s.inspect(&name, "{{.State.Health.Status}}") == "healthy"
+    });
+    s.stop(&name, 10);
+    assert_eq!(s.exit_code(&name), 0, "{}", s.report(&name));
 }
 
 /// The Compose stack of examples/docker, exactly those files: `app`'s

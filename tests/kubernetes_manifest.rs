@@ -122,10 +122,6 @@ fn podinit_config(m: &Manifest, job: &Job) -> String {
         .clone()
 }
 
-fn exec_command(p: &Probe) -> Vec<String> {
-    p.exec.as_ref().and_then(|e| e.command.clone()).expect("an exec probe")
-}
-
 /// The pod's `termination_grace_period` in whole seconds (rounded up),
 /// default 7 s as in The configuration (docs/configuration.md).
 fn podinit_budget_secs(toml_text: &str) -> u64 {
@@ -171,18 +167,39 @@ fn job_pod_never_restarts_in_place_and_its_grace_covers_podinit_budget() {
 }
 
 #[test]
-fn job_probes_ask_podinit_status() {
+fn job_probes_use_podinit_http_endpoint() {
     let m = parse_manifest();
     let job = &m.jobs[0];
     let c = the_container(job);
-    let readiness = exec_command(c.readiness_probe.as_ref().expect("a readiness probe"));
-    assert_eq!(readiness, ["/podinit", "status"], "readiness: podinit status exits 0 when the pod is ready");
-    let liveness = exec_command(c.liveness_probe.as_ref().expect("a liveness probe"));
-    assert!(liveness.join(" ").contains("/podinit status"), "liveness asks podinit status: {liveness:?}");
-    // `podinit status` finds the socket from PODINIT_CONFIG's status_socket:
-    // the probes must see the same config podinit runs with.
+    // The probes are httpGet on podinit's own endpoint ([pod] http).
     let toml_text = podinit_config(&m, job);
     let table: toml::Table = toml::from_str(&toml_text).unwrap();
+    let http = table.get("pod").and_then(|p| p.get("http")).and_then(|h| h.as_str()).expect("[pod] http");
+    let port: i32 = http.rsplit(':').next().unwrap().parse().unwrap();
+    let named = |p: &Probe| {
+        let get = p.http_get.as_ref().expect("an httpGet probe");
+        let port_of = match &get.port {
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n) => *n,
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(name) => c
+                .ports
+                .iter()
+                .flatten()
+                .find(|cp| cp.name.as_deref() == Some(name.as_str()))
+                .map(|cp| cp.container_port)
+                .unwrap_or_else(|| panic!("no container port named {name}")),
+        };
+        (get.path.clone().unwrap_or_default(), port_of)
+    };
+    let readiness = named(c.readiness_probe.as_ref().expect("a readiness probe"));
+    assert_eq!(
+        readiness,
+        ("/readyz".to_owned(), port),
+        "readiness: /readyz answers 200 when the pod is ready"
+    );
+    let liveness = named(c.liveness_probe.as_ref().expect("a liveness probe"));
+    assert_eq!(liveness, ("/livez".to_owned(), port), "liveness: /livez answers while podinit runs");
+    // `podinit status` (kubectl exec) finds the socket from PODINIT_CONFIG's
+    // status_socket: it must see the same config podinit runs with.
     if let Some(sock) = table.get("pod").and_then(|p| p.get("status_socket")).and_then(|s| s.as_str()) {
         assert_eq!(
             env_var(c, "PODINIT_CONFIG").map(str::to_owned),

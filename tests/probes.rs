@@ -180,3 +180,51 @@ fn liveness_probe_does_not_hold_the_sequence() {
     out.assert_code(0);
     assert_eq!(out.records, vec!["start app"], "{}", out.report());
 }
+
+/// Probe messages (docs/control.md): a probe that fails while the program
+/// boots says nothing at the default level; a threshold crossing says so at
+/// warning level with the last failure's reason; nothing says "restarting"
+/// when nothing restarts.
+#[test]
+fn probe_messages_say_the_reason_at_the_threshold_and_nothing_while_booting() {
+    let td = TestDir::new();
+    let port = free_port();
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\nrestart_policy = \"Never\"\n\n");
+    // A sidecar that listens after 0.5 s: its early readiness failures are
+    // expected and not worth a line.
+    cfg += &entry(
+        "side",
+        "sidecar",
+        &format!(
+            r#"sleep 0.5
+exec @PY@ -c "import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', {port})); s.listen(); open('@REC@', 'a').write('listening\n'); time.sleep(60)""#
+        ),
+        &format!("readiness_probe = {{ tcp_socket = {{ port = {port} }}, period = \"100ms\" }}"),
+    );
+    // A main under Never whose liveness probe fails: it is stopped, not restarted.
+    let dead = free_port();
+    cfg += &entry(
+        "app",
+        "main",
+        "trap 'exit 0' TERM\nwhile :; do sleep 0.1; done",
+        &format!("liveness_probe = {{ tcp_socket = {{ port = {dead} }}, period = \"200ms\", failure_threshold = 2 }}"),
+    );
+    let path = td.config(&cfg);
+    let out = td.podinit().config(&path).deadline(secs(20.0)).run();
+    out.assert_code(0);
+    assert!(!out.stderr.contains("side readiness probe failing"), "{}", out.report());
+    assert!(
+        !out.stderr.contains("Connection refused") || out.stderr.contains("(last: tcp"),
+        "{}",
+        out.report()
+    );
+    let warning = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("app liveness probe failed 2 times"))
+        .unwrap_or_else(|| panic!("no threshold warning\n{}", out.report()));
+    assert!(warning.starts_with("podinit | warning: "), "{warning}");
+    assert!(warning.contains(&format!("(last: tcp 127.0.0.1:{dead}: Connection refused")), "{warning}");
+    assert!(warning.ends_with("; stopping it"), "{warning}");
+    assert!(!out.stderr.contains("restarting"), "nothing restarts under Never:\n{}", out.report());
+}
