@@ -598,6 +598,12 @@ impl Validator<'_> {
         } else if let Some(h) = p.http_get {
             ProbeAction::HttpGet(self.http_get(h))
         } else if let Some(g) = p.grpc {
+            if !cfg!(feature = "grpc") {
+                self.at(
+                    at,
+                    "grpc probes need the `grpc` feature, which this podinit was built without".into(),
+                );
+            }
             let port = self.port(g.port);
             ProbeAction::Grpc { host: "127.0.0.1".into(), port, service: g.service.unwrap_or_default() }
         } else if let Some(n) = p.notify {
@@ -792,7 +798,15 @@ impl Validator<'_> {
             host,
             port,
             path,
-            scheme: h.scheme.map_or(Scheme::Http, |s| s.into_inner()),
+            scheme: h.scheme.map_or(Scheme::Http, |s| {
+                if *s.get_ref() == Scheme::Https && !cfg!(feature = "https") {
+                    self.at(
+                        s.span().start,
+                        "https needs the `https` feature, which this podinit was built without".into(),
+                    );
+                }
+                s.into_inner()
+            }),
             headers: h.headers.map(Spanned::into_inner).unwrap_or_default().into_iter().collect(),
         }
     }

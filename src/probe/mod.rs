@@ -15,8 +15,10 @@
 //! TLS for `scheme = "https"`, without verifying the certificate (`tls.rs`);
 //! grpc attempts are `grpc.rs`'s.
 
+#[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod push;
+#[cfg(feature = "https")]
 pub mod tls;
 
 use std::rc::Rc;
@@ -60,8 +62,13 @@ pub enum Failure {
     Http { host: String, port: u16, path: String, source: std::io::Error },
     #[error("http_get {host}:{port}{path}: status {status}")]
     HttpStatus { host: String, port: u16, path: String, status: u16 },
+    #[cfg(feature = "grpc")]
     #[error("grpc {host}:{port} service {service:?}: {source}")]
     Grpc { host: String, port: u16, service: String, source: crate::probe::grpc::CheckError },
+    /// The probe needs a feature this podinit was built without (validation
+    /// refuses such a config; kept so that no path can panic).
+    #[error("this podinit was built without the {0} feature")]
+    NotBuilt(&'static str),
     /// A push probe (notify, fd, log_line) has no attempts: the process
     /// reports (`push.rs`).
     #[error("{0} is reported by the process, not tried (a bug in podinit)")]
@@ -97,6 +104,9 @@ pub async fn attempt(
         ProbeAction::HttpGet(get) => tokio::time::timeout(timeout, http_get(get))
             .await
             .unwrap_or_else(|_| Err(late(format!("http_get {}:{}{}", get.host, get.port, get.path)))),
+        #[cfg(not(feature = "grpc"))]
+        ProbeAction::Grpc { .. } => Err(Failure::NotBuilt("grpc")),
+        #[cfg(feature = "grpc")]
         ProbeAction::Grpc { host, port, service } => {
             match tokio::time::timeout(timeout, crate::probe::grpc::check(host, *port, service)).await {
                 Ok(Ok(())) => Ok(()),
@@ -223,7 +233,10 @@ async fn request(get: &HttpGet, path: &str) -> std::io::Result<(u16, Option<Stri
     let tcp = TcpStream::connect((get.host.as_str(), get.port)).await?;
     match get.scheme {
         Scheme::Http => exchange(tcp, get, path).await,
+        #[cfg(feature = "https")]
         Scheme::Https => exchange(crate::probe::tls::connect(tcp, &get.host).await?, get, path).await,
+        #[cfg(not(feature = "https"))]
+        Scheme::Https => Err(std::io::Error::other("this podinit was built without the https feature")),
     }
 }
 
