@@ -297,3 +297,23 @@ command = ["grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"]
     assert_eq!(mask("SigBlk:"), 0, "signal mask not empty\n{}", out.report());
     assert_eq!(mask("SigIgn:") & 0x7fff_ffff, 0, "standard signals left ignored\n{}", out.report());
 }
+
+/// A plain init binds no status socket unless PODINIT_STATUS_SOCKET names one
+/// (as tini has none): podinit holds one socket fewer than when it is named.
+#[test]
+fn plain_init_binds_a_status_socket_only_when_one_is_named() {
+    let sockets = |named: bool| -> usize {
+        let td = TestDir::new();
+        let script = r#"ls -l /proc/1/fd | grep -c socket: > "$0""#;
+        let mut l = td.podinit().args(["--", "sh", "-c", script]).arg(td.file("count"));
+        if !named {
+            // An empty PODINIT_* variable counts as unset.
+            l = l.env("PODINIT_STATUS_SOCKET", "");
+        }
+        let out = l.deadline(secs(10.0)).run();
+        out.assert_code(0);
+        std::fs::read_to_string(td.file("count")).unwrap().trim().parse().unwrap()
+    };
+    let (named, plain) = (sockets(true), sockets(false));
+    assert_eq!(named, plain + 1, "sockets of podinit: {named} with PODINIT_STATUS_SOCKET, {plain} without");
+}

@@ -138,11 +138,15 @@ impl Supervisor {
         let (status_tx, status_rx) = mpsc::unbounded_channel();
         let requests = status_tx.clone();
         let configured = crate::status::configured_path(spec.status_socket.as_deref());
-        let status_socket = crate::status::bind(configured.as_deref()).map(|(listener, path)| {
-            tracing::debug!("status socket at {}", path.display());
-            let task = tokio::task::spawn_local(crate::status::serve_forever(listener, status_tx));
-            (path, task.abort_handle())
-        });
+        // A plain init (no config file) has no socket unless one is named, as
+        // tini has none: nothing to ask or control beyond its one command.
+        let wanted = config.is_some() || configured.is_some();
+        let status_socket =
+            wanted.then(|| crate::status::bind(configured.as_deref())).flatten().map(|(listener, path)| {
+                tracing::debug!("status socket at {}", path.display());
+                let task = tokio::task::spawn_local(crate::status::serve_forever(listener, status_tx));
+                (path, task.abort_handle())
+            });
         let fx = Runtime {
             reaper: Rc::new(Reaper::default()),
             output: Some(Output::start()),
