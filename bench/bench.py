@@ -44,6 +44,7 @@ PARAMS = {
         stop_rounds=5,
         reap_n=10000, reap_burst=100, reap_rounds=3, reap_plain_rounds=1, reap_deadline=10.0,
         tput_bytes=200_000_000, tput_rounds=5,
+        scale_sizes=[1, 10, 100, 500], scale_window=10.0,
     ),
     "quick": dict(
         startup_rounds=2, startup_runs=10, startup_warmup=2,
@@ -51,6 +52,7 @@ PARAMS = {
         stop_rounds=1,
         reap_n=1000, reap_burst=100, reap_rounds=1, reap_plain_rounds=0, reap_deadline=3.0,
         tput_bytes=20_000_000, tput_rounds=1,
+        scale_sizes=[1, 10], scale_window=1.0,
     ),
 }
 
@@ -816,6 +818,83 @@ class Bench:
                 res["rows"].setdefault(label, []).append(row)
         return res
 
+    # ------------------------------------------------------------ 8. cost as the pod grows
+
+    def scale(self):
+        """podinit alone with N sidecars, each with a 1 s tcp readiness probe, plus one main."""
+        import socket
+        import threading
+        p = self.p
+        podinit = self.by_name["podinit"]
+        # One listener for every probe, outside the pod: what is measured is
+        # podinit probing, not N servers.
+        srv = socket.socket()
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1024)
+        port = srv.getsockname()[1]
+
+        def accept():
+            while True:
+                try:
+                    c, _ = srv.accept()
+                    c.close()
+                except OSError:
+                    return
+        threading.Thread(target=accept, daemon=True).start()
+        res = {"sizes": p["scale_sizes"], "window_s": p["scale_window"], "rows": {}}
+        for n in p["scale_sizes"]:
+            log(f"scale: {n} sidecars with a 1 s tcp readiness probe")
+            work = self.newdir(f"scale-{n}")
+            sock = os.path.join(work, "pod.sock")
+            text = f'[pod]\ntermination_grace_period = "20s"\nstatus_socket = "{sock}"\n\n'
+            for i in range(n):
+                text += (f'[[process]]\nname = "s{i + 1}"\nrole = "sidecar"\ncommand = ["sleep", "100000"]\n'
+                         f'hold_until = "started"\n'
+                         f'readiness_probe = {{ tcp_socket = {{ port = {port} }}, period = "1s" }}\n\n')
+            text += '[[process]]\nname = "main"\ncommand = ["sleep", "100000"]\n'
+            cfg = os.path.join(work, "podinit.toml")
+            write(cfg, text)
+            argv = [podinit.path, "--config", cfg]
+            self.show(f"scale {n}", UNSHARE + argv)
+            t0 = time.monotonic()
+            pod = self.pod(argv, work)
+            row = {}
+            try:
+                ready = None
+                while time.monotonic() - t0 < 120 and pod.p.poll() is None:
+                    st = subprocess.run([podinit.path, "status", "--socket", sock], capture_output=True,
+                                        stdin=subprocess.DEVNULL, timeout=10)
+                    if st.returncode == 0:
+                        ready = time.monotonic() - t0
+                        break
+                    time.sleep(0.02)
+                if ready is None:
+                    row = self.fail("podinit", f"scale {n}", "not ready within 120 s")
+                else:
+                    time.sleep(2.0)
+                    pods = {"podinit": (pod, podinit)}
+                    s0 = self.snapshot(pods)
+                    time.sleep(p["scale_window"])
+                    s1 = self.snapshot(pods)
+                    a, b = s0["podinit"], s1["podinit"]
+                    inner = pod.inner()
+                    t1 = time.monotonic()
+                    os.kill(inner, signal.SIGTERM)
+                    try:
+                        pod.p.wait(timeout=60)
+                        stop = time.monotonic() - t1
+                    except subprocess.TimeoutExpired:
+                        stop = None
+                    row = {"ready_s": ready, "cpu_ns": b["ns"] - a["ns"], "window_s": p["scale_window"],
+                           "VmRSS_kib": b["rss"], "threads": sum(x["threads"] for x in b["per"]),
+                           "stop_s": stop}
+            finally:
+                pod.kill()
+            res["rows"][str(n)] = row
+        srv.close()
+        return res
+
     # ------------------------------------------------------------ the configurations, for the report
 
     def samples(self):
@@ -911,7 +990,7 @@ def main():
            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": b.machine(), "versions": b.versions(),
            "loadavg_start": b.loadavg(), "tools": [t.name for t in b.tools], "sections": {}, "section_s": {}}
     sections = [("size", b.sizes), ("startup", b.startup), ("steady", b.steady), ("stop", b.stop),
-                ("reaping", b.reaping), ("throughput", b.throughput)]
+                ("reaping", b.reaping), ("throughput", b.throughput), ("scale", b.scale)]
     only = set(args.only.split(",")) if args.only else None
     for name, fn in sections:
         if only and name not in only:

@@ -450,6 +450,51 @@ class Report:
 
     # ------------------------------------------------------------ targets, commands
 
+    def scale(self):
+        sc = self.s.get("scale")
+        if not sc:
+            return
+        self.w("## 8. Cost as the pod grows")
+        self.w()
+        self.w(f"podinit alone, as PID 1, with N sidecars (`sleep 100000`, `hold_until = \"started\"`) "
+               f"and one main, each sidecar with a tcp readiness probe every 1 s against one listener "
+               f"outside the pod. Ready: from the start until `podinit status` exits 0 (all ready). CPU: "
+               f"podinit's own (every thread), over {sc['window_s']:g} s once ready, as % of one core. "
+               f"Stop: SIGTERM until podinit has exited (sidecars stop one at a time, in reverse order).")
+        self.w()
+        rows = []
+        base = None
+        for n in sc["sizes"]:
+            r = sc["rows"].get(str(n), {})
+            if r.get("error") or "ready_s" not in r:
+                rows.append([str(n), "failed: " + r.get("error", "no result"), "", "", "", "", ""])
+                continue
+            cpu = 100.0 * r["cpu_ns"] / 1e9 / r["window_s"]
+            per = r["VmRSS_kib"] / (n + 1)
+            if base is None:
+                base = (n, r["VmRSS_kib"])
+            extra = (r["VmRSS_kib"] - base[1]) / (n - base[0]) if n > base[0] else None
+            rows.append([str(n), f"{r['ready_s']:.2f}", f"{cpu:.2f} %", fmb_kib(r["VmRSS_kib"]),
+                         f"{extra:.1f} KiB" if extra is not None else "–",
+                         "–" if r["stop_s"] is None else f"{r['stop_s']:.2f}", str(r["threads"])])
+        self.w(table(["sidecars", "start to all ready s", "CPU, % of one core", "RSS",
+                      "RSS per added entry", "SIGTERM to exit s", "threads"], rows))
+        self.w()
+        bar = []
+        for n in sc["sizes"]:
+            r = sc["rows"].get(str(n), {})
+            if "cpu_ns" in r:
+                cpu = 100.0 * r["cpu_ns"] / 1e9 / r["window_s"]
+                bar.append(f"{n:>4} | {'#' * max(1, round(cpu * 20))} {cpu:.2f} %")
+        if bar:
+            self.w("CPU against N (one `#` per 0.05 % of a core):")
+            self.w()
+            self.w("```")
+            for line in bar:
+                self.w(line)
+            self.w("```")
+            self.w()
+
     def target_table(self):
         self.w("## Targets")
         self.w()
@@ -495,6 +540,7 @@ class Report:
         self.stop()
         self.cpu()
         self.throughput()
+        self.scale()
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]
         self.target_table()

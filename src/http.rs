@@ -75,35 +75,48 @@ pub async fn serve(listener: TcpListener, requests: mpsc::UnboundedSender<Reques
 }
 
 async fn answer(mut stream: TcpStream, requests: &mpsc::UnboundedSender<Request>) -> std::io::Result<()> {
+    const TEXT: &str = "text/plain; charset=utf-8";
     let mut head = Vec::with_capacity(512);
     let mut buf = [0u8; 1024];
+    let mut too_large = false;
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && !head.windows(2).any(|w| w == b"\n\n") {
         let n = stream.read(&mut buf).await?;
-        if n == 0 || head.len() + n > MAX_HEAD {
+        if n == 0 {
+            break;
+        }
+        if head.len() + n > MAX_HEAD {
+            too_large = true;
             break;
         }
         head.extend_from_slice(&buf[..n]);
     }
     let text = String::from_utf8_lossy(&head);
-    let mut words = text.lines().next().unwrap_or_default().split_whitespace();
-    let (method, target) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
-    let path = target.split('?').next().unwrap_or_default();
-    let (status, kind, body) = if method != "GET" && method != "HEAD" {
-        (405, "text/plain", "only GET is served\n".to_owned())
-    } else {
-        route(path, requests).await
+    let words: Vec<&str> = text.lines().next().unwrap_or_default().split_whitespace().collect();
+    let (status, kind, body) = match words.as_slice() {
+        _ if too_large => (431, TEXT, format!("the request head is over {} KiB\n", MAX_HEAD / 1024)),
+        [method, target, version] if version.starts_with("HTTP/1.") => {
+            if *method == "GET" || *method == "HEAD" {
+                route(target.split('?').next().unwrap_or_default(), requests).await
+            } else {
+                (405, TEXT, "only GET and HEAD are served: the endpoint is read-only\n".to_owned())
+            }
+        }
+        _ => (400, TEXT, "not an HTTP/1 request\n".to_owned()),
     };
     let reason = match status {
         200 => "OK",
+        400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        431 => "Request Header Fields Too Large",
         _ => "Service Unavailable",
     };
+    let allow = if status == 405 { "Allow: GET, HEAD\r\n" } else { "" };
     let mut out = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n{allow}Connection: close\r\n\r\n",
         body.len()
     );
-    if method != "HEAD" {
+    if words.first() != Some(&"HEAD") {
         out.push_str(&body);
     }
     stream.write_all(out.as_bytes()).await?;

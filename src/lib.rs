@@ -8,14 +8,15 @@
 //! 2. `lifecycle`: the pure state machine of the pod (events in, actions and
 //!    messages out, the time passed in). It imports nothing but `config`: no
 //!    I/O, no clock, no logging.
-//! 3. `output` (child output lanes, podinit's own log sink) and `probe`
-//!    (probe attempts and hooks: exec, tcp, http(s), grpc, sleep).
+//! 3. `output` (child output lanes, podinit's own log sink), `probe`
+//!    (probe attempts and hooks: exec, tcp, http(s), grpc, sleep; push probes)
+//!    and `metrics` (what `GET /metrics` counts and shows).
 //! 4. `runtime`: the event loop that carries out the lifecycle's actions, the
 //!    reaper (the one waiter for children), spawning, signal dispositions. The
 //!    only layer that controls processes; `probe`'s exec attempts start theirs
 //!    through it.
 //! 5. `status` (the status socket: `podinit status`, the control verbs,
-//!    `podinit events`), `http` and `metrics` (the read-only HTTP endpoint), `cli`, and `main.rs`,
+//!    `podinit events`), `http` (the read-only HTTP endpoint), `cli`, and `main.rs`,
 //!    the only place that prints a fatal error and picks the exit status.
 //!
 //! A lifecycle rule lives in `lifecycle/mod.rs` and nowhere else; its unit

@@ -114,8 +114,21 @@ fn socket_of(target: &Target, global_config: Option<&std::path::Path>) -> Result
     Ok(podinit::status::configured_path(from_config.as_deref()))
 }
 
-/// Sends one control verb to the podinit of `target`.
+/// Sends one control verb to the podinit of `target`. A name that cannot be
+/// an entry's (a DNS label, docs/configuration.md) is a usage error here: it
+/// must not reach the line-based protocol.
 fn ask(target: &Target, global_config: Option<&std::path::Path>, verb: Verb) -> ExitCode {
+    let name = match &verb {
+        Verb::Restart(n) | Verb::Stop(n) | Verb::Start(n) | Verb::Signal(n, _) => Some(n),
+        Verb::Shutdown | Verb::Reload => None,
+    };
+    if let Some(name) = name {
+        if let Err(why) = podinit::config::validate::check_name(name) {
+            let shown: String = name.chars().take(80).collect();
+            eprintln!("podinit: {shown:?} is not an entry name: {why}");
+            return ExitCode::from(USAGE as u8);
+        }
+    }
     match socket_of(target, global_config) {
         Ok(socket) => exit_code(podinit::status::control_client(socket, &verb)),
         Err(code) => code,

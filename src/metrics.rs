@@ -28,8 +28,10 @@ impl Counters {
 
     /// Room for `entries` entries (a `podinit reload` added some).
     pub fn grow(&mut self, entries: usize) {
-        self.probe_failures.resize(entries, [0; 3]);
-        self.started_at.resize(entries, None);
+        if self.started_at.len() < entries {
+            self.probe_failures.resize(entries, [0; 3]);
+            self.started_at.resize(entries, None);
+        }
     }
 
     /// One failed attempt of the `kind` probe of `entry`.

@@ -243,14 +243,20 @@ async fn reply(
 /// `podinit events`: each lifecycle event as a JSON line, until podinit
 /// exits, the reader closes, or the reader is too slow and is dropped.
 async fn stream_events(write: &mut tokio::net::unix::OwnedWriteHalf) -> std::io::Result<()> {
+    // Counted, so that podinit waits (a little) for it to write what is
+    // queued before it exits.
+    let _open = crate::output::log::StreamGuard::new();
     let mut events = crate::output::log::tap_events();
     write.write_all(b"events\n").await?;
     while let Some(line) = events.recv().await {
         write.write_all(line.as_bytes()).await?;
     }
-    write
-        .write_all(b"{\"event\":\"events_dropped\",\"line\":\"this reader was too slow and is dropped\"}\n")
-        .await?;
+    if !crate::output::log::events_closed() {
+        // Not podinit's exit: this reader was dropped for being slow.
+        let dropped =
+            b"{\"event\":\"events_dropped\",\"line\":\"this reader was too slow and is dropped\"}\n";
+        write.write_all(dropped).await?;
+    }
     write.shutdown().await
 }
 

@@ -68,6 +68,7 @@ fn health_status_and_metrics_over_http() {
         "podinit_entry_up{entry=\"side\",role=\"sidecar\"} 1",
         "podinit_entry_ready{entry=\"app\",role=\"main\"} 1",
         "podinit_entry_restarts_total{entry=\"side\",role=\"sidecar\"} 0",
+        "podinit_entry_start_time_seconds{entry=\"side\",role=\"sidecar\"} ",
     ] {
         assert!(metrics.contains(want), "{want:?} missing from\n{metrics}");
     }
@@ -99,6 +100,20 @@ fn health_status_and_metrics_over_http() {
     );
     assert_eq!(get(port, "/nope").0, 404);
     assert_eq!(request(port, "POST", "/readyz").0, 405, "read-only: no control over HTTP");
+    assert_eq!(request(port, "HEAD", "/livez"), (200, String::new()), "HEAD: no body");
+    let raw = |bytes: &[u8]| {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(secs(5.0))).unwrap();
+        s.write_all(bytes).unwrap();
+        let mut text = String::new();
+        let _ = s.read_to_string(&mut text);
+        text
+    };
+    assert!(raw(b"garbage\r\n\r\n").starts_with("HTTP/1.1 400 "), "not HTTP");
+    let big = format!("GET /livez HTTP/1.1\r\nX-Big: {}\r\n\r\n", "a".repeat(20_000));
+    assert!(raw(big.as_bytes()).starts_with("HTTP/1.1 431 "), "a head over 8 KiB");
+    let put = raw(b"PUT /readyz HTTP/1.1\r\n\r\n");
+    assert!(put.contains("\r\nAllow: GET, HEAD\r\n"), "{put}");
     run.signal(libc::SIGTERM);
     run.wait().assert_code(0);
 }

@@ -147,6 +147,33 @@ send(b"READY=1")"#,
     );
 }
 
+/// Each push probe counts only its own source: a line on the readiness
+/// probe's fd does not pass a `notify` startup probe.
+#[test]
+fn a_notify_startup_probe_waits_for_ready_1_even_when_the_fd_says_ready() {
+    let td = TestDir::new();
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\n\n");
+    let side = notifier(
+        r#"os.write(3, b"\n")
+rec("fd line")
+time.sleep(0.5)
+rec("own ready")
+send(b"READY=1")"#,
+    );
+    cfg += &python_entry(
+        &td,
+        "side",
+        "sidecar",
+        &side,
+        "startup_probe = { notify = true, period = \"30s\" }\nreadiness_probe = { fd = 3 }",
+    );
+    cfg += &entry("app", "main", APP, "");
+    let path = td.config(&cfg);
+    let out = td.podinit().config(&path).deadline(secs(20.0)).run();
+    out.assert_code(0);
+    assert_eq!(out.records, vec!["start side", "fd line", "own ready", "start app"], "{}", out.report());
+}
+
 /// sd_notify's barrier (`BARRIER=1` with a descriptor, what `systemd-notify`
 /// waits on): podinit closes the descriptor once it has read the datagram.
 #[test]

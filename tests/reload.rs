@@ -56,7 +56,11 @@ fn reload_applies_a_changed_config_as_kubernetes_applies_a_changed_spec() {
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
     run.wait_for_record("start app v1", secs(10.0));
 
-    td.config(&config(&[("side", "v2"), ("extra", "v1")], "v2", "v2"));
+    td.config(
+        &config(&[("side", "v2"), ("extra", "v1")], "v2", "v2")
+            .replace("\"3s\"", "\"4s\"")
+            .replace("[pod]\n", "[pod]\nhttp = \"127.0.0.1:1\"\n"),
+    );
     let (code, stdout, stderr) = client(&td, &["reload"]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     for want in [
@@ -65,6 +69,8 @@ fn reload_applies_a_changed_config_as_kubernetes_applies_a_changed_spec() {
         "app changed: restarting it with its new settings",
         "gone removed: stopping it",
         "extra added: starting it",
+        "[pod] termination_grace_period changed: it applies from now on",
+        "[pod] http changed: it is read at start only",
     ] {
         assert!(stdout.contains(want), "{want:?} missing from:\n{stdout}");
     }

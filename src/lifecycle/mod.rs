@@ -442,6 +442,9 @@ pub struct Pod {
     term_signal: Option<Signal>,
     /// Why the probe result being handled failed, for its notes.
     probe_why: Option<String>,
+    /// `[pod] active_deadline` as the last `podinit reload` read it (the
+    /// running deadline stays the one read at start).
+    file_active_deadline: Option<Option<Duration>>,
     out: Vec<Action>,
     notes: Vec<Note>,
 }
@@ -483,6 +486,7 @@ impl Pod {
             booted_at: None,
             term_signal: None,
             probe_why: None,
+            file_active_deadline: None,
             out: Vec::new(),
             notes: Vec::new(),
         }
@@ -712,6 +716,15 @@ impl Pod {
         }
         // Check everything first: a refused reload changes nothing.
         for new in &spec.entries {
+            let stopping_removed = (0..self.entries.len()).any(|i| {
+                self.entries[i].removed && self.entries[i].is_alive() && self.spec.entries[i].name == new.name
+            });
+            if stopping_removed && self.current_named(&new.name).is_none() {
+                return Err(format!(
+                    "{} is still being stopped since it was removed; reload again once it has exited",
+                    new.name
+                ));
+            }
             if let Some(i) = self.current_named(&new.name) {
                 let old = &self.spec.entries[i];
                 if old.role != new.role {
@@ -766,6 +779,35 @@ impl Pod {
         for i in gone {
             said.push(self.remove(i, now));
         }
+        let pod_changes = [
+            ("restart_policy", self.spec.restart_policy != spec.restart_policy, true),
+            (
+                "termination_grace_period",
+                self.spec.termination_grace_period != spec.termination_grace_period,
+                true,
+            ),
+            ("completion", self.spec.completion != spec.completion, true),
+            ("backoff", self.spec.backoff != spec.backoff, true),
+            ("status_socket", self.spec.status_socket != spec.status_socket, false),
+            ("http", self.spec.http != spec.http, false),
+            (
+                "active_deadline",
+                self.file_active_deadline.unwrap_or(self.spec.active_deadline) != spec.active_deadline,
+                false,
+            ),
+        ];
+        for (key, changed, applied) in pod_changes {
+            if changed && applied {
+                said.push(format!("[pod] {key} changed: it applies from now on"));
+            } else if changed {
+                said.push(format!("[pod] {key} changed: it is read at start only, so the old value stays until podinit restarts"));
+            }
+        }
+        // Read at start only: kept so that the next reload compares with the
+        // file, not with what runs (active_deadline's timer is already armed).
+        self.spec.status_socket = spec.status_socket.clone();
+        self.spec.http = spec.http;
+        self.file_active_deadline = Some(spec.active_deadline);
         self.spec.restart_policy = spec.restart_policy;
         self.spec.termination_grace_period = spec.termination_grace_period;
         self.spec.completion = spec.completion;

@@ -128,11 +128,62 @@ static TAPPED: AtomicBool = AtomicBool::new(false);
 /// channel closes): it never slows podinit.
 pub fn tap_events() -> tokio::sync::mpsc::Receiver<String> {
     let (tx, rx) = tokio::sync::mpsc::channel(EVENTS_QUEUE);
+    if CLOSED.load(Ordering::SeqCst) {
+        return rx;
+    }
     if let Ok(mut taps) = TAPS.lock() {
         taps.push(tx);
         TAPPED.store(true, Ordering::Relaxed);
     }
     rx
+}
+
+/// podinit is exiting: every events reader gets what is queued for it, then
+/// the end of its stream (not the "dropped" line of a slow reader).
+static CLOSED: AtomicBool = AtomicBool::new(false);
+/// Events streams still writing.
+static STREAMS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Ends every events stream once it has written what is queued for it.
+pub fn close_events() {
+    CLOSED.store(true, Ordering::SeqCst);
+    if let Ok(mut taps) = TAPS.lock() {
+        taps.clear();
+    }
+    TAPPED.store(false, Ordering::Relaxed);
+}
+
+/// Whether [`close_events`] ended the streams (else a reader was dropped).
+pub fn events_closed() -> bool {
+    CLOSED.load(Ordering::SeqCst)
+}
+
+/// Counts one events stream while it lives; see [`streams_open`].
+#[derive(Debug)]
+pub struct StreamGuard(());
+
+impl StreamGuard {
+    pub fn new() -> StreamGuard {
+        STREAMS.fetch_add(1, Ordering::SeqCst);
+        StreamGuard(())
+    }
+}
+
+impl Default for StreamGuard {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        STREAMS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How many events streams are still writing.
+pub fn streams_open() -> usize {
+    STREAMS.load(Ordering::SeqCst)
 }
 
 /// Gives `line` to every events reader; drops the slow and the gone.

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
-use crate::config::{ProbeKind, ProbeSpec};
+use crate::config::{ProbeAction, ProbeKind, ProbeSpec};
 
 /// Most bytes of a `STATUS=` text kept (the rest is cut).
 pub const MAX_STATUS: usize = 256;
@@ -36,23 +36,53 @@ pub const MAX_STATUS: usize = 256;
 /// page too).
 const MAX_DATAGRAM: usize = 4096;
 
-/// What one instance has said about itself so far.
+/// What one instance has said about itself so far, by source: each push
+/// probe counts only its own (a line on the fd does not pass a `notify` one).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Announcement {
-    /// `READY=1`, a line on the notification fd, or a matching log line.
-    pub ready: bool,
+    /// `READY=1` came (notify).
+    pub notified: bool,
+    /// A line came on the notification fd (fd).
+    pub fd_line: bool,
+    /// A matching line came on stdout or stderr (log_line).
+    pub log_line: bool,
     /// How many `WATCHDOG=1` have arrived.
     pub watchdogs: u64,
     /// The last `STATUS=` text, at most [`MAX_STATUS`] bytes.
     pub status: Option<String>,
 }
 
+impl Announcement {
+    /// Whether the source of `action` has said "ready".
+    pub fn ready_for(&self, action: &ProbeAction) -> bool {
+        match action {
+            ProbeAction::Notify => self.notified,
+            ProbeAction::Fd { .. } => self.fd_line,
+            ProbeAction::LogLine(_) => self.log_line,
+            _ => false,
+        }
+    }
+}
+
 /// The sending side every source of one instance shares.
 pub type Announcer = watch::Sender<Announcement>;
 
-/// Marks the instance ready (once; later calls change nothing).
-pub fn announce_ready(tx: &Announcer) {
-    tx.send_if_modified(|a| !std::mem::replace(&mut a.ready, true));
+/// Which push source said "ready".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Fd,
+    LogLine,
+}
+
+/// Marks the instance ready by `source` (once; later calls change nothing).
+pub fn announce_ready(tx: &Announcer, source: Source) {
+    tx.send_if_modified(|a| {
+        let flag = match source {
+            Source::Fd => &mut a.fd_line,
+            Source::LogLine => &mut a.log_line,
+        };
+        !std::mem::replace(flag, true)
+    });
 }
 
 /// Applies one sd_notify datagram to `tx`. Unknown keys are ignored.
@@ -62,7 +92,7 @@ pub fn apply_notify(tx: &Announcer, datagram: &[u8]) {
         let before = a.clone();
         for line in text.split('\n') {
             match line.split_once('=') {
-                Some(("READY", "1")) => a.ready = true,
+                Some(("READY", "1")) => a.notified = true,
                 Some(("WATCHDOG", "1")) => a.watchdogs = a.watchdogs.wrapping_add(1),
                 Some(("STATUS", s)) => {
                     let mut end = s.len().min(MAX_STATUS);
@@ -214,7 +244,7 @@ pub async fn watch(
     let mut watchdogs = said.borrow_and_update().watchdogs;
     // Whether "ready" still has to be reported the moment it comes.
     let mut waiting = !liveness;
-    if waiting && said.borrow().ready {
+    if waiting && said.borrow().ready_for(&probe.action) {
         waiting = false;
         if !send(true) {
             return;
@@ -225,7 +255,7 @@ pub async fn watch(
             () = tokio::time::sleep_until(next) => {
                 next += probe.period;
                 let now = said.borrow_and_update();
-                let ok = if liveness { now.watchdogs != watchdogs } else { now.ready };
+                let ok = if liveness { now.watchdogs != watchdogs } else { now.ready_for(&probe.action) };
                 watchdogs = now.watchdogs;
                 drop(now);
                 if !send(ok) {
@@ -236,7 +266,7 @@ pub async fn watch(
                 if changed.is_err() {
                     // The instance is gone; the lifecycle stops this probe.
                     waiting = false;
-                } else if said.borrow_and_update().ready {
+                } else if said.borrow_and_update().ready_for(&probe.action) {
                     waiting = false;
                     next = tokio::time::Instant::now() + probe.period;
                     if !send(true) {
@@ -249,8 +279,7 @@ pub async fn watch(
 }
 
 /// Why a push probe's period failed: the message that did not come.
-pub fn missing(kind: ProbeKind, action: &crate::config::ProbeAction) -> String {
-    use crate::config::ProbeAction;
+pub fn missing(kind: ProbeKind, action: &ProbeAction) -> String {
     match action {
         ProbeAction::Notify if kind == ProbeKind::Liveness => "no WATCHDOG=1 within the period".into(),
         ProbeAction::Notify => "no READY=1 yet".into(),
@@ -301,7 +330,7 @@ pub async fn read_notification(read: OwnedFd, tx: std::sync::Arc<Announcer>) {
     loop {
         match pipe.read(&mut buf).await {
             Ok(0) => return,
-            Ok(n) if buf[..n].contains(&b'\n') => return announce_ready(&tx),
+            Ok(n) if buf[..n].contains(&b'\n') => return announce_ready(&tx, Source::Fd),
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return,
@@ -318,11 +347,11 @@ mod tests {
         let (tx, rx) = watch::channel(Announcement::default());
         apply_notify(&tx, b"STATUS=warming up\nMAINPID=1\n");
         assert_eq!(rx.borrow().status.as_deref(), Some("warming up"));
-        assert!(!rx.borrow().ready);
+        assert!(!rx.borrow().notified);
         apply_notify(&tx, b"READY=1\nWATCHDOG=1");
         apply_notify(&tx, b"WATCHDOG=1\nREADY=0\nbogus");
         let a = rx.borrow().clone();
-        assert!(a.ready, "READY=0 is not a systemd message and changes nothing");
+        assert!(a.notified, "READY=0 is not a systemd message and changes nothing");
         assert_eq!(a.watchdogs, 2);
         let long = format!("STATUS={}", "é".repeat(MAX_STATUS));
         apply_notify(&tx, long.as_bytes());
@@ -388,7 +417,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_announcement_made_before_the_probe_counts_at_once() {
-        let (tx, rx) = watch::channel(Announcement { ready: true, ..Announcement::default() });
+        let (tx, rx) = watch::channel(Announcement { notified: true, ..Announcement::default() });
         let probe = ProbeSpec::new(crate::config::ProbeAction::Notify);
         let mut first = None;
         watch(ProbeKind::Readiness, &probe, rx, |ok| {
@@ -418,6 +447,18 @@ mod tests {
         )
         .await;
         assert_eq!(got, vec![(1000, true), (2000, true), (3000, false), (4000, false)]);
+    }
+
+    #[test]
+    fn each_push_probe_counts_only_its_own_source() {
+        let (tx, rx) = watch::channel(Announcement::default());
+        announce_ready(&tx, Source::Fd);
+        let a = rx.borrow().clone();
+        assert!(a.ready_for(&ProbeAction::Fd { fd: 3 }));
+        assert!(!a.ready_for(&ProbeAction::Notify), "a line on the fd is not READY=1");
+        assert!(!a.ready_for(&ProbeAction::LogLine(crate::config::LineMatch::Contains("x".into()))));
+        apply_notify(&tx, b"READY=1");
+        assert!(rx.borrow().ready_for(&ProbeAction::Notify));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::lifecycle::{EntryId, Instance};
 use crate::output::watch::LineWatch;
 use crate::probe::push::{
     announce_ready, apply_notify, in_group, read_notification, Announcement, Announcer, NotificationPipe,
-    NotifySocket,
+    NotifySocket, Source,
 };
 
 /// The variable that names an entry's notify socket (systemd's).
@@ -156,7 +156,7 @@ impl Announcements {
             if let ProbeAction::LogLine(matcher) = action {
                 let tx = Arc::clone(&tx);
                 line_watch.get_or_insert_with(|| {
-                    Arc::new(LineWatch::new(matcher.clone(), move || announce_ready(&tx)))
+                    Arc::new(LineWatch::new(matcher.clone(), move || announce_ready(&tx, Source::LogLine)))
                 });
             }
         }

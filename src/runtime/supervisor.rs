@@ -85,8 +85,6 @@ struct Supervisor {
     /// `podinit reload`, and how it was read.
     config: Option<PathBuf>,
     load_options: crate::config::LoadOptions,
-    /// What `GET /metrics` counts.
-    counters: crate::metrics::Counters,
     /// The HTTP endpoint's task, if it has one.
     http: Option<AbortHandle>,
 }
@@ -115,6 +113,8 @@ struct Runtime {
     init_env: std::collections::BTreeMap<String, String>,
     /// Push probes' sockets, pipes and watches (`announce.rs`).
     announcements: Announcements,
+    /// What `GET /metrics` counts.
+    counters: crate::metrics::Counters,
 }
 
 /// The variable that names an init's env file.
@@ -166,6 +166,7 @@ impl Supervisor {
                 .flatten(),
             init_env: std::collections::BTreeMap::new(),
             announcements: Announcements::default(),
+            counters: crate::metrics::Counters::new(spec.entries.len()),
         };
         let http = match crate::http::address(spec.http) {
             Ok(addr) => addr.and_then(crate::http::bind).map(|listener| {
@@ -180,7 +181,6 @@ impl Supervisor {
                 None
             }
         };
-        let counters = crate::metrics::Counters::new(spec.entries.len());
         Supervisor {
             pod: Pod::new(spec),
             driver: Driver::new(),
@@ -190,7 +190,6 @@ impl Supervisor {
             status_socket,
             config,
             load_options,
-            counters,
             http,
         }
     }
@@ -212,10 +211,8 @@ impl Supervisor {
                 biased;
                 Some(sig) = signals.next() => self.on_signal(sig),
                 Some(event) = self.rx.recv() => {
-                    match &event {
-                        Event::Probe { entry, kind, ok: false, .. } => self.counters.probe_failed(*entry, *kind),
-                        Event::Spawned { entry, .. } => self.counters.started(*entry),
-                        _ => {}
+                    if let Event::Probe { entry, kind, ok: false, .. } = &event {
+                        self.fx.counters.probe_failed(*entry, *kind);
                     }
                     self.driver.push(event);
                 }
@@ -235,8 +232,14 @@ impl Supervisor {
         }
     }
 
-    /// Removes the status socket, then kills, reaps and drains what is left.
+    /// Ends the events streams (once they have written every event), removes
+    /// the status socket, then kills, reaps and drains what is left.
     async fn finish(&mut self) {
+        crate::output::log::close_events();
+        let until = Instant::now() + Duration::from_millis(500);
+        while crate::output::log::streams_open() > 0 && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         if let Some((path, task)) = self.status_socket.take() {
             task.abort();
             let _ = std::fs::remove_file(path);
@@ -261,7 +264,7 @@ impl Supervisor {
                 let pod = &self.pod;
                 let text = crate::metrics::render(
                     &pod.status(),
-                    &self.counters,
+                    &self.fx.counters,
                     pod.phase(),
                     pod.is_ready(),
                     pod.pod_restarts(),
@@ -331,7 +334,6 @@ impl Supervisor {
             format!("{} is not valid; nothing changed:\n{}", path.display(), lines.join("\n"))
         })?;
         let said = self.driver.reload(&mut self.pod, &mut self.fx, spec, Instant::now())?;
-        self.counters.grow(self.pod.spec().entries.len());
         Ok(said.join("\n"))
     }
 
@@ -439,6 +441,7 @@ impl Runtime {
         if self.spawn_failures.len() < pod.entries.len() {
             self.spawn_failures.resize(pod.entries.len(), 0);
         }
+        self.counters.grow(pod.entries.len());
     }
 
     /// The env file of an init that exited 0, read into what later entries
@@ -512,6 +515,7 @@ impl Runtime {
                 self.spawn_failures[entry] = 0;
                 let pid = i32::try_from(child.id()).unwrap_or(0);
                 let line_watch = self.announcements.started(entry, instance, pid, spec, prepared);
+                self.counters.started(entry);
                 if let Some(adj) = spec.oom_score_adj {
                     // The child set it before exec; say so if it could not.
                     let got = std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj"));
