@@ -846,8 +846,8 @@ class Bench:
         for n in p["scale_sizes"]:
             log(f"scale: {n} sidecars with a 1 s tcp readiness probe")
             work = self.newdir(f"scale-{n}")
-            sock = os.path.join(work, "pod.sock")
-            text = f'[pod]\ntermination_grace_period = "20s"\nstatus_socket = "{sock}"\n\n'
+            sock = os.path.join(work, "podinit.sock")  # self.pod names it in PODINIT_STATUS_SOCKET
+            text = '[pod]\ntermination_grace_period = "20s"\n\n'
             for i in range(n):
                 text += (f'[[process]]\nname = "s{i + 1}"\nrole = "sidecar"\ncommand = ["sleep", "100000"]\n'
                          f'hold_until = "started"\n'

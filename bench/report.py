@@ -477,17 +477,27 @@ class Report:
             rows.append([str(n), f"{r['ready_s']:.2f}", f"{cpu:.2f} %", fmb_kib(r["VmRSS_kib"]),
                          f"{extra:.1f} KiB" if extra is not None else "–",
                          "–" if r["stop_s"] is None else f"{r['stop_s']:.2f}", str(r["threads"])])
-        self.w(table(["sidecars", "start to all ready s", "CPU, % of one core", "RSS",
+        self.w(table(["sidecars", "start to all ready s", "CPU, % of one core", "RSS MB",
                       "RSS per added entry", "SIGTERM to exit s", "threads"], rows))
         self.w()
-        bar = []
+        cpus = []
         for n in sc["sizes"]:
             r = sc["rows"].get(str(n), {})
             if "cpu_ns" in r:
-                cpu = 100.0 * r["cpu_ns"] / 1e9 / r["window_s"]
-                bar.append(f"{n:>4} | {'#' * max(1, round(cpu * 20))} {cpu:.2f} %")
+                cpus.append((n, 100.0 * r["cpu_ns"] / 1e9 / r["window_s"]))
+        top = max((c for _, c in cpus), default=0.0) or 1.0
+        bar = [f"{n:>4} | {'#' * max(1, round(60 * c / top))} {c:.2f} %" for n, c in cpus]
+        if len(cpus) >= 2:
+            (n0, c0), (n1, c1) = cpus[-2], cpus[-1]
+            growth = (c1 / c0) / (n1 / n0) if c0 > 0 else None
+            if growth is not None:
+                shape = ("linear or better" if growth <= 1.0 else
+                         "about linear" if growth <= 1.2 else "worse than linear")
+                self.w(f"From {n0} to {n1} sidecars, CPU grows {c1 / c0:.1f}× for {n1 / n0:.0f}× the "
+                       f"entries: {shape} (cost per entry × {growth:.2f}).")
+                self.w()
         if bar:
-            self.w("CPU against N (one `#` per 0.05 % of a core):")
+            self.w("CPU against N (bar lengths relative to the largest):")
             self.w()
             self.w("```")
             for line in bar:

@@ -45,6 +45,21 @@ fn python_entry(td: &TestDir, name: &str, role: &str, script: &str, extra: &str)
 
 const APP: &str = r#"echo "start app" >> "@REC@""#;
 
+/// Runs `cfg` plus a main until its sidecar `side` has started twice (its
+/// startup probe failed once), then SIGTERM: the main never started, and the
+/// pod ends with 143.
+fn restarted_without_the_main(td: &TestDir, mut cfg: String) -> Outcome {
+    cfg += &entry("app", "main", APP, "");
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
+    run.wait_for_record_n("start side", 2, secs(10.0));
+    run.signal(libc::SIGTERM);
+    let out = run.wait();
+    out.assert_code(143);
+    assert!(!out.records.contains(&"start app".to_string()), "{}", out.report());
+    out
+}
+
 /// `READY=1` gates the main the moment it is sent: with a 30 s period the
 /// main could not start within the deadline otherwise. `STATUS=` is what
 /// `podinit status` shows for the entry.
@@ -100,14 +115,7 @@ fn a_sidecar_that_never_says_ready_is_restarted_after_threshold_periods() {
         &side,
         r#"startup_probe = { notify = true, period = "300ms", failure_threshold = 2 }"#,
     );
-    cfg += &entry("app", "main", APP, "");
-    let path = td.config(&cfg);
-    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
-    run.wait_for_record_n("start side", 2, secs(10.0));
-    run.signal(libc::SIGTERM);
-    let out = run.wait();
-    out.assert_code(143);
-    assert!(!out.records.contains(&"start app".to_string()), "{}", out.report());
+    let out = restarted_without_the_main(&td, cfg);
     assert!(out.stderr.contains("side startup probe failed 2 times"), "{}", out.report());
 }
 
@@ -281,14 +289,7 @@ exec 5>&-
 while :; do sleep 0.1; done"#,
         r#"startup_probe = { fd = 5, period = "200ms", failure_threshold = 2 }"#,
     );
-    cfg += &entry("app", "main", APP, "");
-    let path = td.config(&cfg);
-    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
-    run.wait_for_record_n("start side", 2, secs(10.0));
-    run.signal(libc::SIGTERM);
-    let out = run.wait();
-    out.assert_code(143);
-    assert!(!out.records.contains(&"start app".to_string()), "{}", out.report());
+    restarted_without_the_main(&td, cfg);
 }
 
 /// `log_line`: the main starts once a line of the sidecar's output matches

@@ -2001,18 +2001,14 @@ impl Driver {
     /// Starts the pod and carries out its first actions.
     pub fn start(&mut self, pod: &mut Pod, fx: &mut impl Effects, now: Instant) {
         let actions = pod.start(now);
-        let notes = pod.take_notes();
-        fx.say(pod, notes);
-        self.apply(pod, actions, fx, now);
+        self.carry_out(pod, actions, fx, now);
     }
 
     /// Handles the next queued event, if any; `false` when none waited.
     pub fn step(&mut self, pod: &mut Pod, fx: &mut impl Effects, now: Instant) -> bool {
         let Some(event) = self.queue.pop_front() else { return false };
         let actions = pod.handle(event, now);
-        let notes = pod.take_notes();
-        fx.say(pod, notes);
-        self.apply(pod, actions, fx, now);
+        self.carry_out(pod, actions, fx, now);
         true
     }
 
@@ -2026,9 +2022,7 @@ impl Driver {
         now: Instant,
     ) -> Result<(), String> {
         let (result, actions) = pod.control(request, now);
-        let notes = pod.take_notes();
-        fx.say(pod, notes);
-        self.apply(pod, actions, fx, now);
+        self.carry_out(pod, actions, fx, now);
         result
     }
 
@@ -2044,9 +2038,7 @@ impl Driver {
         now: Instant,
     ) -> Result<Vec<String>, String> {
         let (result, actions) = pod.reload(spec, now);
-        let notes = pod.take_notes();
-        fx.say(pod, notes);
-        self.apply(pod, actions, fx, now);
+        self.carry_out(pod, actions, fx, now);
         result
     }
 
@@ -2054,6 +2046,13 @@ impl Driver {
     /// at a time so that signals come in between).
     pub fn run_queue(&mut self, pod: &mut Pod, fx: &mut impl Effects, now: Instant) {
         while self.step(pod, fx, now) {}
+    }
+
+    /// Says what the step found worth saying, then carries out its actions.
+    fn carry_out(&mut self, pod: &mut Pod, actions: Vec<Action>, fx: &mut impl Effects, now: Instant) {
+        let notes = pod.take_notes();
+        fx.say(pod, notes);
+        self.apply(pod, actions, fx, now);
     }
 
     fn apply(&mut self, pod: &Pod, actions: Vec<Action>, fx: &mut impl Effects, now: Instant) {
