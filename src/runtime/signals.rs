@@ -52,11 +52,25 @@ pub fn reset_inherited() {
 pub fn ignore_own_stops_and_limits() {
     // SAFETY: setting a signal to SIG_IGN installs no handler code.
     unsafe {
-        for sig in [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ] {
+        for sig in OWN_STOPS_AND_LIMITS {
             libc::signal(sig, libc::SIG_IGN);
         }
     }
 }
+
+/// The signals [`ignore_own_stops_and_limits`] ignores.
+const OWN_STOPS_AND_LIMITS: [i32; 5] =
+    [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ];
+
+/// Every signal podinit itself may have ignored once [`reset_inherited`] and
+/// [`ignore_own_stops_and_limits`] have run: SIGPIPE (Rust's runtime ignores
+/// it), those five, and the C library's own 32, 33 and 34, which libc's
+/// `sigaction` refuses to touch, so that one inherited ignored (a parent that
+/// started podinit with `posix_spawn` leaves them so) stays ignored in
+/// podinit. Every other signal is at its default or has a handler, and exec
+/// resets a handler: so these nine are all a child must put back.
+const IGNORED_BY_PODINIT: [i32; 9] =
+    [libc::SIGPIPE, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ, 32, 33, 34];
 
 /// The kernel's `struct sigaction` for `rt_sigaction(2)` (handler, flags,
 /// restorer, mask on x86_64 and aarch64), all zero: SIG_DFL, no flags, empty
@@ -69,29 +83,30 @@ const KERNEL_SIGSET_SIZE: usize = 8;
 ///
 /// Runs in the child between fork and exec, so it makes raw system calls only
 /// (no allocation, no locks). Handlers are reset by exec anyway; what survives
-/// exec is an *ignored* disposition and the mask, so both are cleared here, for
-/// every signal from 1 to SIGRTMAX. It calls the kernel directly rather than
-/// libc's `sigaction`, which refuses the signals the C library keeps for
-/// itself (32, 33, and 34 on musl): glibc's and musl's `posix_spawn` leave
-/// those *ignored* in the child, and an ignored signal survives exec.
+/// exec is an *ignored* disposition and the mask, so both are cleared here:
+/// the mask, and the nine signals podinit may have ignored
+/// ([`IGNORED_BY_PODINIT`]; it put every other signal it inherited ignored
+/// back to default at start-up, [`reset_inherited`]): nine system calls where
+/// one per signal would be 62.
+/// It calls the kernel directly rather than libc's `sigaction`. Children are
+/// never started with `posix_spawn`, which would leave the C library's own
+/// signals (32, 33, and 34 on musl) *ignored* in the child (`spawn.rs`).
 ///
 /// # Errors
-/// The errno of a failing `rt_sigprocmask`; a failing `rt_sigaction` (only
-/// SIGKILL and SIGSTOP, which are skipped) cannot happen.
+/// The errno of a failing `rt_sigprocmask`; `rt_sigaction` cannot fail for
+/// these nine signals.
 pub fn reset_for_child() -> std::io::Result<()> {
     // SAFETY: raw rt_sigaction/rt_sigprocmask system calls on constant,
     // correctly sized kernel structures; valid between fork and exec.
     unsafe {
-        for sig in 1..=libc::SIGRTMAX() {
-            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
-                libc::syscall(
-                    libc::SYS_rt_sigaction,
-                    sig,
-                    KERNEL_SIGACTION_DFL.as_ptr(),
-                    std::ptr::null_mut::<u64>(),
-                    KERNEL_SIGSET_SIZE,
-                );
-            }
+        for sig in IGNORED_BY_PODINIT {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                sig,
+                KERNEL_SIGACTION_DFL.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+                KERNEL_SIGSET_SIZE,
+            );
         }
         let empty: u64 = 0;
         let r = libc::syscall(
