@@ -43,8 +43,11 @@ use tokio::sync::mpsc;
 
 use watch::{LineScan, LineWatch};
 
-/// Bytes read from a child pipe at once.
+/// Most bytes read from a child pipe at once.
 pub const READ_SIZE: usize = 64 * 1024;
+/// What a pump reads at first; a read that fills it makes it 4× larger, up
+/// to [`READ_SIZE`].
+const FIRST_READ_SIZE: usize = 4 * 1024;
 
 /// Which of podinit's descriptors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,9 +200,12 @@ fn lane_name(stream: Stream) -> &'static str {
 }
 
 async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32, mut scan: Option<LineScan>) {
-    let mut buf = vec![0u8; READ_SIZE];
+    // Small until the child writes much: most entries write little, and a
+    // pump per pipe of every entry must not cost 64 KiB each. A read that
+    // fills the buffer grows it, up to READ_SIZE.
+    let mut buf = vec![0u8; FIRST_READ_SIZE];
     let mut carry = Vec::new();
-    let mut out = Vec::with_capacity(READ_SIZE + READ_SIZE / 4);
+    let mut out = Vec::new();
     loop {
         let mut n = match rx.read(&mut buf).await {
             Ok(0) => break,
@@ -233,6 +239,9 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32, mut scan: Optio
         // Do not keep a buffer a very long line made large.
         if out.capacity() > 4 * READ_SIZE {
             out = Vec::with_capacity(READ_SIZE + READ_SIZE / 4);
+        }
+        if n == buf.len() && buf.len() < READ_SIZE {
+            buf.resize((buf.len() * 4).min(READ_SIZE), 0);
         }
         if eof {
             break;
