@@ -81,6 +81,33 @@ pub enum Failure {
     Panicked(String),
 }
 
+/// Which results of one probe the lifecycle needs: every failure, and
+/// successes until `success_threshold` of them are in a row. Later successes
+/// change nothing (the probe passes already) and are not sent, so a pod of
+/// passing probes costs the event loop nothing between failures.
+#[derive(Debug, Clone, Copy)]
+pub struct Results {
+    in_a_row: u32,
+    needed: u32,
+}
+
+impl Results {
+    /// For a probe that passes after `success_threshold` successes in a row.
+    pub fn new(success_threshold: u32) -> Results {
+        Results { in_a_row: 0, needed: success_threshold.max(1) }
+    }
+
+    /// Whether this result must reach the lifecycle.
+    pub fn worth_sending(&mut self, ok: bool) -> bool {
+        if !ok {
+            self.in_a_row = 0;
+            return true;
+        }
+        self.in_a_row = self.in_a_row.saturating_add(1);
+        self.in_a_row <= self.needed
+    }
+}
+
 /// One attempt of `action` for `entry`, bounded by `timeout`.
 ///
 /// # Errors
@@ -302,6 +329,21 @@ fn parse_head(head: &[u8]) -> Option<(u16, Option<String>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_results_the_lifecycle_needs_are_sent() {
+        let mut r = Results::new(2);
+        let sent: Vec<bool> = [true, true, true, true, false, false, true, true, true]
+            .iter()
+            .map(|&ok| r.worth_sending(ok))
+            .collect();
+        assert_eq!(sent, [true, true, false, false, true, true, true, true, false]);
+        let mut liveness = Results::new(1);
+        assert_eq!(
+            [true, true, false, true, true].map(|ok| liveness.worth_sending(ok)),
+            [true, false, true, true, false]
+        );
+    }
 
     fn get() -> HttpGet {
         HttpGet {

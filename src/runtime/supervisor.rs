@@ -581,7 +581,11 @@ impl Runtime {
             let Some(said) = self.announcements.subscribe(entry, instance) else { return };
             let task = tokio::task::spawn_local(async move {
                 tokio::time::sleep_until(not_before.into()).await;
+                let mut results = crate::probe::Results::new(probe.success_threshold);
                 let send = |ok: bool| {
+                    if !results.worth_sending(ok) {
+                        return !tx.is_closed();
+                    }
                     let why = (!ok).then(|| crate::probe::push::missing(kind, &probe.action));
                     tx.send(Event::Probe { entry, instance, kind, ok, why }).is_ok()
                 };
@@ -595,8 +599,12 @@ impl Runtime {
         let reaper = Rc::clone(&self.reaper);
         let task = tokio::task::spawn_local(async move {
             tokio::time::sleep_until(not_before.into()).await;
+            let mut results = crate::probe::Results::new(probe.success_threshold);
             loop {
                 let began = tokio::time::Instant::now();
+                if tx.is_closed() {
+                    return;
+                }
                 let attempt = crate::probe::attempt(&reaper, &spec, &probe.action, probe.timeout);
                 let result = CatchPanic::new(attempt).await.unwrap_or_else(|panic| {
                     tracing::error!(
@@ -612,7 +620,9 @@ impl Runtime {
                     tracing::debug!("{} {kind} probe failing: {why}", spec.name);
                     why.to_string()
                 });
-                if tx.send(Event::Probe { entry, instance, kind, ok, why }).is_err() {
+                if results.worth_sending(ok)
+                    && tx.send(Event::Probe { entry, instance, kind, ok, why }).is_err()
+                {
                     return;
                 }
                 tokio::time::sleep_until(began + probe.period).await;
