@@ -907,7 +907,8 @@ impl Pod {
         }
         self.entries[entry].held = false;
         let text = format!("{verb} of {} asked for: starting it", self.name(entry));
-        self.note(Level::Info, "restarting", entry, text);
+        let event = if verb == "start" { "start_requested" } else { "restart_requested" };
+        self.note(Level::Info, event, entry, text);
         self.spawn(entry, now);
     }
 
@@ -1481,9 +1482,14 @@ impl Pod {
             }
             (Stage::Started { ready, readiness, mut liveness }, ProbeKind::Liveness) if !terminating => {
                 if ok && liveness.failures > 0 {
-                    let text =
-                        format!("{name} liveness probe passes again after {} failures", liveness.failures);
-                    self.note(Level::Info, "probe_recovered", entry, text).probe = Some(kind);
+                    // Below the threshold nothing was said at info level, so
+                    // neither is the recovery.
+                    let n = liveness.failures;
+                    let s = if n == 1 { "" } else { "s" };
+                    self.debug(
+                        Some(entry),
+                        format!("{name} liveness probe passes again after {n} failure{s}"),
+                    );
                 }
                 liveness.add(ok);
                 self.set_stage(entry, Stage::Started { ready, readiness, liveness });

@@ -143,7 +143,16 @@ impl Supervisor {
         let wanted = config.is_some() || configured.is_some();
         let status_socket =
             wanted.then(|| crate::status::bind(configured.as_deref())).flatten().map(|(listener, path)| {
-                tracing::debug!("status socket at {}", path.display());
+                // Said when it is not where a client looks first, so that a
+                // second podinit on one host can be found.
+                let first = crate::status::default_paths().into_iter().next();
+                if configured.is_none() && first.as_ref() != Some(&path) {
+                    let taken =
+                        first.map_or_else(String::new, |f| format!(" ({} could not be used)", f.display()));
+                    tracing::info!("status socket at {}{taken}", path.display());
+                } else {
+                    tracing::debug!("status socket at {}", path.display());
+                }
                 let task = tokio::task::spawn_local(crate::status::serve_forever(listener, status_tx));
                 (path, task.abort_handle())
             });
