@@ -24,7 +24,7 @@ pub fn json_line(process: &str, stream: &str, line: &[u8], out: &mut Vec<u8>) {
 }
 
 /// `{"time":"…","process":"…","stream":"…","line":` for lines read now.
-fn json_head(process: &str, stream: &str) -> Vec<u8> {
+pub(crate) fn json_head(process: &str, stream: &str) -> Vec<u8> {
     let time = humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string();
     let mut head = Vec::with_capacity(64 + process.len());
     head.extend_from_slice(b"{\"time\":\"");
@@ -37,7 +37,7 @@ fn json_head(process: &str, stream: &str) -> Vec<u8> {
     head
 }
 
-fn json_body(head: &[u8], line: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn json_body(head: &[u8], line: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(head);
     match std::str::from_utf8(line) {
         Ok(text) => json_string(text, out),
@@ -47,7 +47,7 @@ fn json_body(head: &[u8], line: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Bytes looked at together when skipping over text that needs no escape.
-const CHUNK: usize = 16;
+const CHUNK: usize = 8;
 
 /// Whether `b` needs an escape in a JSON string.
 fn needs_escape(b: u8) -> bool {
@@ -55,14 +55,39 @@ fn needs_escape(b: u8) -> bool {
 }
 
 /// How many bytes at the start of `bytes` are whole chunks of [`CHUNK`]
-/// bytes with nothing to escape. The test of a chunk has no early exit, so
-/// the compiler does it with vector instructions.
+/// bytes with nothing to escape. A chunk is tested as one 64-bit word, all
+/// its bytes at once (the "has a byte less than n" and "has a zero byte"
+/// word tricks).
 fn clean_chunks(bytes: &[u8]) -> usize {
-    bytes
-        .chunks_exact(CHUNK)
-        .take_while(|chunk| !chunk.iter().fold(false, |bad, &b| bad | needs_escape(b)))
-        .count()
-        * CHUNK
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // A byte of `x` below `n` (n at most 128) sets its high bit here.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut clean = 0;
+    for chunk in bytes.chunks_exact(CHUNK) {
+        let mut word = [0u8; CHUNK];
+        word.copy_from_slice(chunk);
+        let x = u64::from_ne_bytes(word);
+        if below(x, 0x20) | zero(x ^ (ONES * u64::from(b'"'))) | zero(x ^ (ONES * u64::from(b'\\'))) != 0 {
+            break;
+        }
+        clean += CHUNK;
+    }
+    clean
+}
+
+/// Whether `line` goes into a JSON string as it is: UTF-8 with nothing to
+/// escape.
+pub(crate) fn plain_json_text(line: &[u8]) -> bool {
+    let clean = clean_chunks(line);
+    line[clean..].iter().all(|&b| !needs_escape(b)) && std::str::from_utf8(line).is_ok()
+}
+
+/// Frames `data` as JSON lines after `head` (one [`json_head`] for a read),
+/// carrying an unfinished line in `carry`, as [`frame`] does.
+pub(crate) fn frame_json(head: &[u8], carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<u8>) {
+    each_line(carry, data, |line| json_body(head, line, out));
 }
 
 /// Appends `s` as a JSON string literal (quoted, escaped) to `out`. Runs of

@@ -4,7 +4,11 @@
 //! current-thread runtime of its own, with one pump task per child pipe. A pump
 //! reads what the child wrote, frames it (`NAME | ` before each line, or one
 //! JSON object per line) and writes it to the lane's descriptor, all in that one
-//! thread, so a chunk of output costs no hand-off between threads. Writes block:
+//! thread, so a chunk of output costs no hand-off between threads. The lines
+//! go out with `writev`, the prefix or JSON head and each line as they are in
+//! the read buffer, so the kernel copies them once; only lines that need
+//! escaping, and a line carried from one read to the next, are framed into a
+//! buffer first. Writes block:
 //! when podinit's stdout is slow, its lane waits, its pumps stop reading and the
 //! children block on their full pipes (back-pressure) instead of podinit
 //! buffering without limit, while the supervisor's event loop, which never
@@ -29,6 +33,7 @@ pub mod log;
 pub mod watch;
 
 pub use framing::{frame, frame_lines, json_line, json_string, Framing, MAX_LINE};
+use framing::{frame_json, json_body, plain_json_text};
 pub use log::{flush_log, write_log_line};
 
 use std::io;
@@ -196,6 +201,92 @@ fn write_prefixed(fd: i32, prefix: &[u8], carry: &mut Vec<u8>, data: &[u8], bufs
     iov.clear();
 }
 
+/// The json mode's fast path, as [`write_prefixed`]: a line that needs no
+/// escape goes out as three iovecs (`head` and the opening quote, the line as
+/// it is in `data`, the closing `"}` and newline); a line that does is framed
+/// into a buffer. The bytes are those [`frame_json`] writes, with `head` for
+/// every line of the read.
+fn write_json(fd: i32, head: &[u8], carry: &mut Vec<u8>, data: &[u8], bufs: &mut JsonBuffers) {
+    let JsonBuffers { quoted_head, first, tail, framed, segments, iov } = bufs;
+    quoted_head.clear();
+    quoted_head.extend_from_slice(head);
+    quoted_head.push(b'"');
+    first.clear();
+    tail.clear();
+    framed.clear();
+    segments.clear();
+    let mut start = 0;
+    if !carry.is_empty() {
+        let first_end = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
+        frame_json(head, carry, &data[..first_end], first);
+        start = first_end;
+    }
+    let lines_end = memchr::memrchr(b'\n', &data[start..]).map_or(start, |i| start + i + 1);
+    frame_json(head, carry, &data[lines_end..], tail);
+    // Where each line's bytes are, before any iovec points anywhere:
+    // `framed` grows while this runs.
+    let mut from = start;
+    for nl in memchr::memchr_iter(b'\n', &data[start..lines_end]) {
+        let to = start + nl;
+        let line = &data[from..to];
+        if plain_json_text(line) {
+            segments.push(Segment::Plain(from, to));
+        } else {
+            let at = framed.len();
+            json_body(head, line, framed);
+            segments.push(Segment::Framed(at, framed.len()));
+        }
+        from = to + 1;
+    }
+    let _held = (fd == 2).then(log::lock_stderr);
+    iov.clear();
+    if !first.is_empty() {
+        iov.push(iovec(first));
+    }
+    for segment in segments.iter() {
+        match *segment {
+            Segment::Plain(a, b) => {
+                iov.push(iovec(quoted_head));
+                iov.push(iovec(&data[a..b]));
+                iov.push(iovec(b"\"}\n"));
+            }
+            Segment::Framed(a, b) => iov.push(iovec(&framed[a..b])),
+        }
+        if iov.len() >= IOV_BATCH {
+            writev_all(fd, iov);
+            iov.clear();
+        }
+    }
+    if !tail.is_empty() {
+        iov.push(iovec(tail));
+    }
+    writev_all(fd, iov);
+    iov.clear();
+    // Do not keep a buffer that a read of long, escaped lines made large.
+    if framed.capacity() > 4 * READ_SIZE {
+        *framed = Vec::new();
+    }
+}
+
+/// Where one json line's bytes are: a line of the read to quote as it is,
+/// or a range of the framed buffer.
+#[derive(Debug, Clone, Copy)]
+enum Segment {
+    Plain(usize, usize),
+    Framed(usize, usize),
+}
+
+/// What [`write_json`] reuses from one read to the next.
+#[derive(Default)]
+struct JsonBuffers {
+    quoted_head: Vec<u8>,
+    first: Vec<u8>,
+    tail: Vec<u8>,
+    framed: Vec<u8>,
+    segments: Vec<Segment>,
+    iov: Vec<libc::iovec>,
+}
+
 /// What [`write_prefixed`] reuses from one read to the next.
 #[derive(Default)]
 struct PrefixedBuffers {
@@ -301,6 +392,7 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32, mut scan: Optio
     let mut carry = Vec::new();
     let mut out = Vec::new();
     let mut prefixed = PrefixedBuffers::default();
+    let mut json = JsonBuffers::default();
     loop {
         let mut n = match rx.read(&mut buf).await {
             Ok(0) => break,
@@ -328,15 +420,11 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32, mut scan: Optio
                 scan = None;
             }
         }
-        if let Framing::Prefixed(prefix) = &framing {
-            write_prefixed(fd, prefix, &mut carry, &buf[..n], &mut prefixed);
-        } else {
-            out.clear();
-            frame(&framing, &mut carry, &buf[..n], &mut out);
-            write_lane(fd, &out);
-            // Do not keep a buffer a very long line made large.
-            if out.capacity() > 4 * READ_SIZE {
-                out = Vec::with_capacity(READ_SIZE + READ_SIZE / 4);
+        match &framing {
+            Framing::Prefixed(prefix) => write_prefixed(fd, prefix, &mut carry, &buf[..n], &mut prefixed),
+            // One time stamp for every line of one read: they arrived together.
+            Framing::Json { process, stream } => {
+                write_json(fd, &framing::json_head(process, stream), &mut carry, &buf[..n], &mut json);
             }
         }
         if n == buf.len() && buf.len() < READ_SIZE {
@@ -392,6 +480,49 @@ mod tests {
             frame_lines(prefix, &mut carry, c, &mut out);
         }
         (out, carry)
+    }
+
+    /// What `write_json` writes for `chunks` with `head`, read back from a pipe.
+    fn json_through_writev(head: &[u8], chunks: &[&[u8]]) -> (Vec<u8>, Vec<u8>) {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both are new descriptors owned here.
+        let (mut r, w) = unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) };
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            r.read_to_end(&mut got).unwrap();
+            got
+        });
+        let mut carry = Vec::new();
+        let mut bufs = JsonBuffers::default();
+        for c in chunks {
+            write_json(w.as_raw_fd(), head, &mut carry, c, &mut bufs);
+        }
+        drop(w);
+        (reader.join().unwrap(), carry)
+    }
+
+    #[test]
+    fn the_json_writev_path_writes_what_framing_writes_byte_for_byte() {
+        let head = framing::json_head("app", "stdout");
+        let mut data = Vec::new();
+        let pieces: [&[u8]; 6] =
+            [b"plain text", b"say \"hi\"", b"tab\there", b"\xff\xfe not utf-8", "caf\u{e9}".as_bytes(), b""];
+        for i in 0..3000 {
+            data.extend_from_slice(pieces[i % pieces.len()]);
+            data.extend(std::iter::repeat(b'x').take(i % 97));
+            data.push(b'\n');
+        }
+        data.extend_from_slice(b"unfinished");
+        for cut in [1usize, 5, 99, 4096, 65536] {
+            let chunks: Vec<&[u8]> = data.chunks(cut).collect();
+            let (mut carry, mut out) = (Vec::new(), Vec::new());
+            for c in &chunks {
+                framing::frame_json(&head, &mut carry, c, &mut out);
+            }
+            assert_eq!(json_through_writev(&head, &chunks), (out, carry), "reads of {cut}");
+        }
     }
 
     #[test]
