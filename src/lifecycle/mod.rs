@@ -369,6 +369,23 @@ struct Entry {
 }
 
 impl Entry {
+    /// An entry not reached yet, with a backoff of `backoff`.
+    fn new(backoff: crate::config::BackoffSpec) -> Entry {
+        Entry {
+            state: EntryState::Waiting,
+            instance: 0,
+            restarts: 0,
+            last_exit: None,
+            backoff: Backoff::new(backoff),
+            passed: false,
+            spawn_failures: 0,
+            restarted_in_termination: false,
+            held: false,
+            removed: false,
+            pending: None,
+        }
+    }
+
     fn live(&self) -> Option<&Live> {
         match &self.state {
             EntryState::Running(l) => Some(l),
@@ -452,23 +469,7 @@ pub struct Pod {
 impl Pod {
     /// A pod that has not started; call [`Pod::start`] next.
     pub fn new(spec: PodSpec) -> Self {
-        let entries = spec
-            .entries
-            .iter()
-            .map(|_| Entry {
-                state: EntryState::Waiting,
-                instance: 0,
-                restarts: 0,
-                last_exit: None,
-                backoff: Backoff::new(spec.backoff),
-                passed: false,
-                spawn_failures: 0,
-                restarted_in_termination: false,
-                held: false,
-                removed: false,
-                pending: None,
-            })
-            .collect();
+        let entries = spec.entries.iter().map(|_| Entry::new(spec.backoff)).collect();
         let sequence = (0..spec.entries.len()).filter(|&i| spec.entries[i].role != Role::Main).collect();
         let mains = (0..spec.entries.len()).filter(|&i| spec.entries[i].role == Role::Main).collect();
         let pod_backoff = Backoff::new(spec.backoff);
@@ -749,19 +750,7 @@ impl Pod {
                 Some(i) => said.push(self.change(i, new.clone(), now)),
                 None => {
                     let i = self.entries.len();
-                    self.entries.push(Entry {
-                        state: EntryState::Waiting,
-                        instance: 0,
-                        restarts: 0,
-                        last_exit: None,
-                        backoff: Backoff::new(spec.backoff),
-                        passed: false,
-                        spawn_failures: 0,
-                        restarted_in_termination: false,
-                        held: false,
-                        removed: false,
-                        pending: None,
-                    });
+                    self.entries.push(Entry::new(spec.backoff));
                     self.spec.entries.push(new.clone());
                     match new.role {
                         Role::Main => self.mains.push(i),

@@ -453,8 +453,8 @@ mod tests {
     use std::io::Read;
     use std::os::fd::{AsRawFd, FromRawFd};
 
-    /// What `write_prefixed` writes for `chunks`, read back from a pipe.
-    fn through_writev(prefix: &[u8], chunks: &[&[u8]]) -> (Vec<u8>, Vec<u8>) {
+    /// What `write` wrote to a pipe's write end, read back.
+    fn read_back(write: impl FnOnce(i32)) -> Vec<u8> {
         let mut fds = [0; 2];
         // SAFETY: fds has room for two descriptors.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
@@ -465,13 +465,18 @@ mod tests {
             r.read_to_end(&mut got).unwrap();
             got
         });
+        write(w.as_raw_fd());
+        drop(w);
+        reader.join().unwrap()
+    }
+
+    /// What `write_prefixed` writes for `chunks`, and what it carries.
+    fn through_writev(prefix: &[u8], chunks: &[&[u8]]) -> (Vec<u8>, Vec<u8>) {
         let mut carry = Vec::new();
         let mut bufs = PrefixedBuffers::default();
-        for c in chunks {
-            write_prefixed(w.as_raw_fd(), prefix, &mut carry, c, &mut bufs);
-        }
-        drop(w);
-        (reader.join().unwrap(), carry)
+        let out =
+            read_back(|fd| chunks.iter().for_each(|c| write_prefixed(fd, prefix, &mut carry, c, &mut bufs)));
+        (out, carry)
     }
 
     fn through_frame(prefix: &[u8], chunks: &[&[u8]]) -> (Vec<u8>, Vec<u8>) {
@@ -482,25 +487,12 @@ mod tests {
         (out, carry)
     }
 
-    /// What `write_json` writes for `chunks` with `head`, read back from a pipe.
+    /// What `write_json` writes for `chunks` with `head`, and what it carries.
     fn json_through_writev(head: &[u8], chunks: &[&[u8]]) -> (Vec<u8>, Vec<u8>) {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        // SAFETY: both are new descriptors owned here.
-        let (mut r, w) = unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) };
-        let reader = std::thread::spawn(move || {
-            let mut got = Vec::new();
-            r.read_to_end(&mut got).unwrap();
-            got
-        });
         let mut carry = Vec::new();
         let mut bufs = JsonBuffers::default();
-        for c in chunks {
-            write_json(w.as_raw_fd(), head, &mut carry, c, &mut bufs);
-        }
-        drop(w);
-        (reader.join().unwrap(), carry)
+        let out = read_back(|fd| chunks.iter().for_each(|c| write_json(fd, head, &mut carry, c, &mut bufs)));
+        (out, carry)
     }
 
     #[test]
