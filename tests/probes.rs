@@ -212,10 +212,9 @@ exec @PY@ -c "import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_
     let path = td.config(&cfg);
     let out = td.podinit().config(&path).deadline(secs(20.0)).run();
     out.assert_code(0);
-    assert!(!out.stderr.contains("side readiness probe failing"), "{}", out.report());
     assert!(
-        !out.stderr.contains("Connection refused") || out.stderr.contains("(last: tcp"),
-        "{}",
+        !out.stderr.lines().any(|l| l.contains("side readiness")),
+        "early readiness failures say nothing at the default level:\n{}",
         out.report()
     );
     let warning = out

@@ -158,6 +158,30 @@ fn iovec(buf: &[u8]) -> libc::iovec {
     libc::iovec { iov_base: buf.as_ptr().cast_mut().cast(), iov_len: buf.len() }
 }
 
+/// Splits one read for the writev paths: the line carried from the last read
+/// is finished and framed into `first`, the unfinished rest is carried (or,
+/// grown past MAX_LINE, framed in pieces into `tail`), both by `frame` (the
+/// mode's framing, which owns the carry rules). Returns where the complete
+/// lines in between start and end in `data`.
+fn split_read(
+    carry: &mut Vec<u8>,
+    data: &[u8],
+    first: &mut Vec<u8>,
+    tail: &mut Vec<u8>,
+    mut frame: impl FnMut(&mut Vec<u8>, &[u8], &mut Vec<u8>),
+) -> (usize, usize) {
+    first.clear();
+    tail.clear();
+    let mut start = 0;
+    if !carry.is_empty() {
+        start = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
+        frame(carry, &data[..start], first);
+    }
+    let lines_end = memchr::memrchr(b'\n', &data[start..]).map_or(start, |i| start + i + 1);
+    frame(carry, &data[lines_end..], tail);
+    (start, lines_end)
+}
+
 /// The prefixed mode's fast path: the complete lines of `data` go out with
 /// `writev`, each as two iovecs (the prefix, then the line as it is in
 /// `data`), so the bytes are copied once, by the kernel, instead of once more
@@ -167,16 +191,7 @@ fn iovec(buf: &[u8]) -> libc::iovec {
 /// byte.
 fn write_prefixed(fd: i32, prefix: &[u8], carry: &mut Vec<u8>, data: &[u8], bufs: &mut PrefixedBuffers) {
     let PrefixedBuffers { head, tail, iov } = bufs;
-    head.clear();
-    tail.clear();
-    let mut start = 0;
-    if !carry.is_empty() {
-        let first_end = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
-        frame_lines(prefix, carry, &data[..first_end], head);
-        start = first_end;
-    }
-    let lines_end = memchr::memrchr(b'\n', &data[start..]).map_or(start, |i| start + i + 1);
-    frame_lines(prefix, carry, &data[lines_end..], tail);
+    let (start, lines_end) = split_read(carry, data, head, tail, |c, d, out| frame_lines(prefix, c, d, out));
     let _held = (fd == 2).then(log::lock_stderr);
     // Cleared before it is filled again: it never holds pointers past a call.
     iov.clear();
@@ -211,18 +226,9 @@ fn write_json(fd: i32, head: &[u8], carry: &mut Vec<u8>, data: &[u8], bufs: &mut
     quoted_head.clear();
     quoted_head.extend_from_slice(head);
     quoted_head.push(b'"');
-    first.clear();
-    tail.clear();
     framed.clear();
     segments.clear();
-    let mut start = 0;
-    if !carry.is_empty() {
-        let first_end = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
-        frame_json(head, carry, &data[..first_end], first);
-        start = first_end;
-    }
-    let lines_end = memchr::memrchr(b'\n', &data[start..]).map_or(start, |i| start + i + 1);
-    frame_json(head, carry, &data[lines_end..], tail);
+    let (start, lines_end) = split_read(carry, data, first, tail, |c, d, out| frame_json(head, c, d, out));
     // Where each line's bytes are, before any iovec points anywhere:
     // `framed` grows while this runs.
     let mut from = start;

@@ -14,7 +14,7 @@ pub mod task;
 
 use std::path::PathBuf;
 
-/// A new directory of podinit's, `podinit-UID-WHAT-XXXX` with `mode`, under
+/// A new directory of podinit's, `podinit-UID-WHAT-HEX` (HEX from the clock) with `mode`, under
 /// `$XDG_RUNTIME_DIR`, `/run`, `/tmp` or `/dev/shm`, the first that works.
 /// Its name is new each time (many podinits are PID 1 of their own namespace
 /// and share a /tmp), and creating it fails rather than reuse one.
