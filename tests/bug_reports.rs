@@ -58,7 +58,9 @@ fn entry_lines_bytes(out: &[u8], name: &str) -> Vec<Vec<u8>> {
 /// (`sh -c 'sleep 300; ...'`, which dies of the TERM at once). On SIGTERM the
 /// stop signal reaches the whole group: the trapping shell's sleep ends by
 /// SIGTERM (status 143) at once, the other sleep is gone at once, and podinit
-/// exits within 1 s with the second main's 143.
+/// exits with the second main's 143 long before the 7 s grace (the bug: the
+/// sleeps lived until the SIGKILL at its end). The bounds are generous (3 s,
+/// 4 s): a loaded machine must not fail the test, a wait for the grace must.
 #[test]
 fn a_shell_that_does_not_exec_has_its_sleep_stopped_with_it() {
     let td = TestDir::new();
@@ -94,7 +96,7 @@ echo "sleep ended $?" >> "@REC@""#,
     let t0 = Instant::now();
     run.signal(SIGTERM);
     let mut gone_after = None;
-    while t0.elapsed() < secs(3.0) {
+    while t0.elapsed() < secs(6.0) {
         if sleeps.iter().all(|s| !alive(*s)) {
             gone_after = Some(t0.elapsed());
             break;
@@ -104,7 +106,7 @@ echo "sleep ended $?" >> "@REC@""#,
     let out = run.wait();
     let took = out.ended - t0;
     assert!(
-        gone_after.is_some_and(|g| g < secs(1.0)),
+        gone_after.is_some_and(|g| g < secs(3.0)),
         "the sleeps were still alive {gone_after:?} after SIGTERM\n{}",
         out.report()
     );
@@ -114,7 +116,7 @@ echo "sleep ended $?" >> "@REC@""#,
         "the trapper's sleep got no SIGTERM\n{}",
         out.report()
     );
-    assert!(took < secs(1.0), "podinit took {took:?} to exit after SIGTERM\n{}", out.report());
+    assert!(took < secs(4.0), "podinit took {took:?} to exit after SIGTERM\n{}", out.report());
     out.assert_code(143);
 }
 
