@@ -36,6 +36,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 LINE = "x" * 99  # 100-byte lines with the newline
 TRUE = "true"
 PODINIT_SHOWN = "target/x86_64-unknown-linux-musl/release/podinit"
+PODINIT_SLIM_SHOWN = "podinit-slim (--no-default-features)"
 
 PARAMS = {
     "full": dict(
@@ -45,6 +46,8 @@ PARAMS = {
         reap_n=10000, reap_burst=100, reap_rounds=3, reap_plain_rounds=1, reap_deadline=10.0,
         tput_bytes=200_000_000, tput_rounds=5,
         scale_sizes=[1, 10, 100, 500], scale_window=10.0,
+        syscall_rounds=3,
+        soak_s=600.0, soak_first_s=60.0, soak_sample_s=10.0,
     ),
     "quick": dict(
         startup_rounds=2, startup_runs=10, startup_warmup=2,
@@ -53,6 +56,8 @@ PARAMS = {
         reap_n=1000, reap_burst=100, reap_rounds=1, reap_plain_rounds=0, reap_deadline=3.0,
         tput_bytes=20_000_000, tput_rounds=1,
         scale_sizes=[1, 10], scale_window=1.0,
+        syscall_rounds=1,
+        soak_s=20.0, soak_first_s=6.0, soak_sample_s=2.0,
     ),
 }
 
@@ -155,6 +160,14 @@ def descendants(root, table=None):
             out.append(c)
             todo.append(c)
     return [(p, table[p][0], table[p][1]) for p in out]
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")[:-1]
+    except OSError:
+        return []
 
 
 def elf_facts(path):
@@ -470,6 +483,8 @@ class Bench:
 
     def display(self, text):
         """text with this run's scratch paths replaced by what a reader recognises."""
+        if self.args.podinit_slim:
+            text = text.replace(self.args.podinit_slim, PODINIT_SLIM_SHOWN)
         text = text.replace(self.args.podinit, PODINIT_SHOWN).replace(self.args.orphans, "bench/orphans")
         return text.replace(self.work, "$WORK")
 
@@ -662,6 +677,8 @@ class Bench:
             if t.name == "s6":  # one s6-supervise runs per service
                 paths.append(shutil.which("s6-supervise") or "/usr/bin/s6-supervise")
             rows[t.name] = [self.size_of(t.name, p) for p in paths]
+        if self.args.podinit_slim:
+            rows["podinit (slim)"] = [self.size_of("podinit-slim", self.args.podinit_slim)]
         return rows
 
     def size_of(self, name, path):
@@ -895,6 +912,200 @@ class Bench:
         srv.close()
         return res
 
+    # ------------------------------------------------------------ 9. system calls
+
+    def syscalls(self):
+        """System calls of `X -- true` under `strace -f -c` (every process, the child `true` included),
+        not as PID 1 (strace must be the tracer), and as PID 1 counted as the run under unshare minus
+        unshare running bare `true`."""
+        if not shutil.which("strace"):
+            return {"na": "strace is not installed"}
+        p = self.p
+        work = self.newdir("syscalls")
+
+        def count(argv):
+            out = os.path.join(work, "strace.txt")
+            r = subprocess.run(["strace", "-f", "-c", "-o", out, "--"] + argv, capture_output=True,
+                               stdin=subprocess.DEVNULL, env=self.env, timeout=60)
+            if r.returncode != 0:
+                return None, f"exit status {r.returncode}"
+            calls, by = None, {}
+            with open(out) as f:
+                for line in f:
+                    cols = line.split()
+                    if len(cols) >= 5 and cols[-1] == "total":
+                        calls = int(cols[3])
+                    elif len(cols) >= 5 and cols[3].isdigit():
+                        by[cols[-1]] = int(cols[3])
+            return calls, by
+        res = {"rounds": p["syscall_rounds"], "rows": {}}
+        cases = [("bare", [TRUE], UNSHARE + [TRUE])]
+        for t in self.tools:
+            if t.kind == "single" or t.name == "podinit":
+                host = t.one([TRUE], False, work)
+                pid1 = UNSHARE + t.one([TRUE], True, work)
+                cases.append((t.name, host, pid1))
+        for label, host, pid1 in cases:
+            self.show(f"syscalls {label}", ["strace", "-f", "-c", "--"] + host)
+            row = {"host": [], "pid1_with_unshare": [], "by_call": {}}
+            for _ in range(p["syscall_rounds"]):
+                n, by = count(host)
+                if n is None:
+                    row = self.fail(label, "syscalls", by)
+                    break
+                row["host"].append(n)
+                row["by_call"] = by
+                n1, _ = count(pid1)
+                row["pid1_with_unshare"].append(n1)
+            res["rows"][label] = row
+        return res
+
+    # ------------------------------------------------------------ 10. soak
+
+    SOAK_FLOOD = r"""
+import signal, sys, time
+n = 0
+stop = False
+def term(*_):
+    global stop
+    stop = True
+signal.signal(signal.SIGTERM, term)
+out = sys.stdout
+while not stop:
+    for _ in range(500):
+        out.write(f"flood {n}\n")
+        n += 1
+    out.flush()
+    time.sleep(0.05)
+with open(sys.argv[1], "w") as f:
+    f.write(str(n))
+"""
+
+    def soak(self):
+        """podinit alone under load for soak_s: crash-looping sidecars, flapping readiness and
+        liveness probes, a sidecar flooding its output, signals sent at random to podinit and
+        SIGKILLs to its children. Its RSS, descriptors and threads are sampled; at the end, no
+        zombie may be left and every flood line must be in the output, in order."""
+        import random
+        p = self.p
+        podinit = self.by_name["podinit"]
+        work = self.newdir("soak")
+        flood_py = os.path.join(work, "flood.py")
+        write(flood_py, self.SOAK_FLOOD)
+        flood_total = os.path.join(work, "flood-total")
+        dur = p["soak_s"]
+        text = ('[pod]\ntermination_grace_period = "5s"\n'
+                'backoff = { initial = "100ms", max = "1s" }\n\n')
+        text += ('[[process]]\nname = "crash-exit"\nrole = "sidecar"\n'
+                 'command = ["sh", "-c", "echo up; sleep 0.5; exit 3"]\n\n')
+        text += ('[[process]]\nname = "crash-kill"\nrole = "sidecar"\n'
+                 'command = ["sh", "-c", "echo up; sleep 1.3; kill -9 $$"]\n\n')
+        text += ('[[process]]\nname = "flap"\nrole = "sidecar"\ncommand = ["sleep", "100000"]\n'
+                 'readiness_probe = { exec = { command = ["sh", "-c", "test $(( $(date +%s) % 4 )) -lt 2"] }, '
+                 'period = "250ms" }\n'
+                 'liveness_probe = { exec = { command = ["sh", "-c", "test $(( $(date +%s) % 10 )) -ne 0"] }, '
+                 'period = "500ms", failure_threshold = 2 }\n\n')
+        text += ('[[process]]\nname = "flood"\nrole = "sidecar"\n'
+                 f'command = ["python3", "-u", {json.dumps(flood_py)}, {json.dumps(flood_total)}]\n\n')
+        text += ('[[process]]\nname = "app"\nrole = "main"\n'
+                 f'command = ["sh", "-c", "trap \'\' HUP USR1 USR2 WINCH; sleep {dur:g}"]\n')
+        cfg = os.path.join(work, "podinit.toml")
+        write(cfg, text)
+        argv = [podinit.path, "--config", cfg]
+        self.show("soak", UNSHARE + argv)
+        log(f"soak: {dur:g} s")
+        rng = random.Random(20261201)
+        pod = self.pod(argv, work)
+        samples, stuck, signals_sent, kills = [], [], 0, 0
+        res = {"duration_s": dur, "first_s": p["soak_first_s"], "config": text.replace(work, "$WORK")}
+        try:
+            inner = pod.inner()
+            if not inner:
+                return self.fail("podinit", "soak", "did not start")
+            t0 = time.monotonic()
+            next_sample = p["soak_sample_s"]
+            zombies_before = set()
+            while pod.p.poll() is None and time.monotonic() - t0 < dur - 1.0:
+                time.sleep(rng.uniform(0.05, 0.5))
+                if rng.random() < 0.7:
+                    try:
+                        os.kill(inner, rng.choice([signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2,
+                                                   signal.SIGWINCH]))
+                        signals_sent += 1
+                    except OSError:
+                        pass
+                else:
+                    # The flapping sidecar's `sleep 100000`, never the main's sleep.
+                    victims = [d for d in descendants(inner) if d[1] == "sleep" and d[2] != "Z"
+                               and cmdline(d[0]) == [b"sleep", b"100000"]]
+                    if victims:
+                        try:
+                            os.kill(rng.choice(victims)[0], signal.SIGKILL)
+                            kills += 1
+                        except OSError:
+                            pass
+                el = time.monotonic() - t0
+                if el >= next_sample:
+                    st = proc_status(inner) or {}
+                    # The fewest of three reads 10 ms apart: a probe's or a spawn's
+                    # pipe open at the moment of one read is not a leak.
+                    fds = None
+                    for _ in range(3):
+                        try:
+                            n = len(os.listdir(f"/proc/{inner}/fd"))
+                            fds = n if fds is None else min(fds, n)
+                        except OSError:
+                            pass
+                        time.sleep(0.01)
+                    zombies = {d[0] for d in descendants(inner) if d[2] == "Z"}
+                    # A zombie seen at two samples in a row is one podinit did not reap.
+                    stuck += sorted(zombies & zombies_before)
+                    zombies_before = zombies
+                    samples.append({"t_s": round(el, 1), "VmRSS_kib": kib(st, "VmRSS"), "fds": fds,
+                                    "threads": int(st.get("Threads", 0))})
+                    next_sample += p["soak_sample_s"]
+            try:
+                pod.p.wait(timeout=60)
+                exit_status = pod.p.returncode
+            except subprocess.TimeoutExpired:
+                exit_status = None
+        finally:
+            pod.kill()
+        total = None
+        if os.path.exists(flood_total):
+            with open(flood_total) as f:
+                total = int(f.read().strip() or 0)
+        seen, in_order = 0, True
+        with open(os.path.join(work, "out.log"), "rb") as f:
+            for line in f:
+                i = line.rfind(b"flood ")
+                if i < 0 or not line.startswith(b"flood"):
+                    continue
+                try:
+                    n = int(line[i + 6:])
+                except ValueError:
+                    continue
+                if n != seen:
+                    in_order = False
+                seen = max(seen, n + 1)
+        res.update(samples=samples, stuck_zombies=stuck, signals_sent=signals_sent, kills=kills,
+                   exit_status=exit_status, flood_total=total, flood_seen=seen,
+                   lines_ok=total is not None and seen == total and in_order,
+                   restarts=self.soak_restarts(os.path.join(work, "out.log")))
+        return res
+
+    @staticmethod
+    def soak_restarts(path):
+        """How often podinit logged a start of each entry (restarts are starts after the first)."""
+        starts = {}
+        with open(path, "rb") as f:
+            for line in f:
+                m = re.match(rb"podinit\s*\| (\S+) started \(pid ", line)
+                if m:
+                    name = m.group(1).decode(errors="replace")
+                    starts[name] = starts.get(name, 0) + 1
+        return starts
+
     # ------------------------------------------------------------ the configurations, for the report
 
     def samples(self):
@@ -971,6 +1182,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--podinit", required=True)
+    ap.add_argument("--podinit-slim", help="the --no-default-features build, for its size")
     ap.add_argument("--orphans", required=True, help="the compiled bench/orphans.c")
     ap.add_argument("--work", required=True, help="scratch directory (emptied by the caller)")
     ap.add_argument("--repo", required=True)
@@ -990,7 +1202,8 @@ def main():
            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": b.machine(), "versions": b.versions(),
            "loadavg_start": b.loadavg(), "tools": [t.name for t in b.tools], "sections": {}, "section_s": {}}
     sections = [("size", b.sizes), ("startup", b.startup), ("steady", b.steady), ("stop", b.stop),
-                ("reaping", b.reaping), ("throughput", b.throughput), ("scale", b.scale)]
+                ("reaping", b.reaping), ("throughput", b.throughput), ("scale", b.scale),
+                ("syscalls", b.syscalls), ("soak", b.soak)]
     only = set(args.only.split(",")) if args.only else None
     for name, fn in sections:
         if only and name not in only:

@@ -7,7 +7,8 @@ runs). Ratios are against tini-static, the reference, except
 throughput (against the child writing to a raw pipe) and start-up's "x bare"
 (against plain `true`). MB means 10^6 bytes; /proc gives KiB.
 
-usage: report.py RESULTS.json > benchmarks.md
+usage: report.py RESULTS.json [--plot NAME.png] > benchmarks.md
+       report.py --scale-tsv RESULTS.json > scale.tsv   (the data of bench/scale.gp)
 """
 
 import json
@@ -68,6 +69,7 @@ class Report:
         self.tools = d["tools"]
         self.lines = []
         self.targets = []  # (target, measured, verdict, note)
+        self.plot = None  # the PNG of section 8, beside the report
 
     def w(self, text=""):
         self.lines.append(text)
@@ -168,10 +170,10 @@ class Report:
             ro = po / to if to > 0 else None
             measured = (f"overhead {fms(po, 3)} ms vs {fms(to, 3)} ms = {fx(ro)}; "
                         f"whole run {fms(pr['median_s'], 3)} vs {fms(tr['median_s'], 3)} ms = {fx(rt)}")
-            met = ro is not None and ro <= 1.2
-            note = "" if met else (f"over by {fx(ro / 1.2) if ro else '?'} of the allowed 1.2×" if ro else
+            met = ro is not None and ro <= 1.1
+            note = "" if met else (f"{fx(ro / 1.1) if ro else '?'} of the allowed 1.1×" if ro else
                                    "tini-static's overhead is within noise of bare `true`")
-            self.targets.append(["start-up overhead as PID 1 within 1.2× of tini-static's", measured,
+            self.targets.append(["start-up overhead as PID 1 at most 1.1× tini-static's", measured,
                                  "met" if met else "missed", note])
 
     # ------------------------------------------------------------ 2 + 6
@@ -229,21 +231,21 @@ class Report:
         if t:
             self.w(f"Threads of the supervisor with 3 children: {t}.")
             self.w()
-        p3 = self.steady_rows("podinit", "3")
-        if p3 and not any(r.get("error") for r in p3):
-            rss = med([r["VmRSS_kib"] for r in p3]) * 1024
-            hwm = med([r["VmHWM_kib"] for r in p3]) * 1024
-            met = rss < 3 * MB and hwm < 3 * MB
+        for key, limit, peers in (("1", 1.2, (REF,)), ("3", 1.5, ("s6", "horust", "supervisord"))):
+            rs = self.steady_rows("podinit", key)
+            if not rs or any(r.get("error") for r in rs):
+                continue
+            rss = med([r["VmRSS_kib"] for r in rs]) * 1024
             others = []
-            for n in ("s6", "horust", "supervisord"):
-                r = self.steady_rows(n, "3")
+            for n in peers:
+                r = self.steady_rows(n, key)
                 if r and not any(x.get("error") for x in r):
                     others.append(f"{n} {fmb_kib(med([x['VmRSS_kib'] for x in r]))}")
-            self.targets.append(["RSS with 3 children under 3 MB",
-                                 f"VmRSS {rss / MB:.2f} MB, VmHWM {hwm / MB:.2f} MB" +
-                                 (f" (here: {', '.join(others)} MB)" if others else ""),
+            met = rss <= limit * MB
+            self.targets.append([f"VmRSS with {sc.get(key, key)} at most {limit} MB",
+                                 f"{rss / MB:.2f} MB" + (f" (here: {', '.join(others)} MB)" if others else ""),
                                  "met" if met else "missed",
-                                 "" if met else f"over by {(max(rss, hwm) - 3 * MB) / MB:.2f} MB"])
+                                 "" if met else f"over by {(rss - limit * MB) / MB:.2f} MB"])
 
     def cpu(self):
         st = self.s.get("steady")
@@ -320,19 +322,32 @@ class Report:
                         if p.get("stripped_bytes") else "no")
                 out.append([name if i == 0 else "", f"`{p['path']}`", f"{p['bytes']:,}", f"{p['bytes'] / MB:.2f}",
                             fx(ratio(total, ref)) if i == 0 else "", linking, stripped])
+        if "podinit (slim)" in sz:
+            out.append(["podinit (slim)", f"`{sz['podinit (slim)'][0]['path']}`",
+                        f"{sz['podinit (slim)'][0]['bytes']:,}", f"{sz['podinit (slim)'][0]['bytes'] / MB:.2f}",
+                        fx(ratio(sz["podinit (slim)"][0]["bytes"], ref)), "static" if sz["podinit (slim)"][0].get("static") else "dynamic",
+                        "yes" if sz["podinit (slim)"][0].get("stripped") else "no"])
         self.w(table(["tool", "file", "bytes", "MB", "× tini-static", "linking", "stripped"], out))
+        if "podinit (slim)" in sz:
+            self.w("podinit (slim) is `cargo build --release --no-default-features`: no https probes, no grpc "
+                   "probes (a config that asks for them is refused with the reason).")
+            self.w()
         if "s6" in sz:
             self.w("s6: s6-svscan plus s6-supervise (one runs per service); × tini-static counts both.")
             self.w()
-        pp = sz.get("podinit")
-        if pp:
+        for name, what, limit in (("podinit", "every feature", 2.0),
+                                  ("podinit (slim)", "`--no-default-features` (no https, no grpc)", 1.0)):
+            pp = sz.get(name)
+            if not pp:
+                continue
             b = pp[0]["bytes"]
-            met = b < 3 * MB and pp[0].get("static") and pp[0].get("stripped")
-            self.targets.append(["static binary under 3 MB", f"{b:,} B = {b / MB:.2f} MB, "
+            ok = pp[0].get("static") and pp[0].get("stripped")
+            met = b <= limit * MB and ok
+            self.targets.append([f"static binary, {what}, at most {limit} MB", f"{b:,} B = {b / MB:.2f} MB, "
                                  f"{'static' if pp[0].get('static') else 'dynamic'}, "
                                  f"{'stripped' if pp[0].get('stripped') else 'not stripped'}",
                                  "met" if met else "missed",
-                                 "" if met else f"over by {(b - 3 * MB) / 1e3:,.0f} kB" if b >= 3 * MB else "not static/stripped"])
+                                 "" if met else f"over by {(b - limit * MB) / 1e3:,.0f} kB" if ok else "not static/stripped"])
 
     # ------------------------------------------------------------ 4
 
@@ -436,17 +451,35 @@ class Report:
                f"(1.00× = as fast as no podinit at all). In `raw` mode the child writes to podinit's own "
                f"stdout, so it should match the raw pipe; what differs is podinit's start and exit, and noise.")
         self.w()
-        ref = med([r.get("s") for r in tp["rows"].get("raw pipe", [])])
+        raw = tp["rows"].get("raw pipe", [])
+        ref = med([r.get("s") for r in raw])
         out = []
+        limits = {"raw": 0.95, "prefixed": 0.85, "json": 0.6}
         for label, rs in tp["rows"].items():
             if any(r.get("error") for r in rs):
-                out.append([label, "failed", "", "", "", "", next(r["error"] for r in rs if r.get("error"))])
+                out.append([label, "failed", "", "", "", "", "", next(r["error"] for r in rs if r.get("error"))])
                 continue
             s = med([r["s"] for r in rs])
+            # Each round's ratio against the raw pipe of the same round: the spread.
+            per = [ratio(a.get("s"), b["s"]) for a, b in zip(raw, rs)]
+            per = [x for x in per if x is not None]
+            spread = f"{min(per):.2f}–{max(per):.2f}×" if per else "–"
             out.append([label, f"{s:.3f}", f"{tp['bytes'] / MB / s:,.0f}", f"{tp['lines'] / s:,.0f}",
-                        fx(ratio(ref, s)), f"{rs[0]['out_bytes']:,}",
+                        fx(ratio(ref, s)), spread, f"{rs[0]['out_bytes']:,}",
                         "yes" if all(r["lines_ok"] for r in rs) else "NO"])
-        self.w(table(["output", "s", "MB/s", "lines/s", "× raw pipe", "bytes out", "every line out"], out))
+            mode = label.split('"')[1] if '"' in label else None
+            if mode in limits:
+                r = ratio(ref, s)
+                met = r is not None and r >= limits[mode] and all(x["lines_ok"] for x in rs)
+                self.targets.append([f"output `log = \"{mode}\"` at least {limits[mode]}× a bare pipe",
+                                     f"{fx(r)} (rounds: {spread}, {rounds(len(rs))})", "met" if met else "missed",
+                                     "" if met else ("lines lost" if not all(x["lines_ok"] for x in rs)
+                                                     else f"{fx(r / limits[mode]) if r else '?'} of the target")])
+        self.w(table(["output", "s", "MB/s", "lines/s", "× raw pipe", "spread over rounds", "bytes out",
+                      "every line out"], out))
+        self.w("raw's target is 0.95× rather than 1.0×: in raw mode podinit is not in the data path at all, "
+               "so what is left is its own start and exit and the noise between rounds.")
+        self.w()
 
     # ------------------------------------------------------------ targets, commands
 
@@ -487,15 +520,31 @@ class Report:
                 cpus.append((n, 100.0 * r["cpu_ns"] / 1e9 / r["window_s"]))
         top = max((c for _, c in cpus), default=0.0) or 1.0
         bar = [f"{n:>4} | {'#' * max(1, round(60 * c / top))} {c:.2f} %" for n, c in cpus]
-        if len(cpus) >= 2:
-            (n0, c0), (n1, c1) = cpus[-2], cpus[-1]
+        shapes = []
+        for (n0, c0), (n1, c1) in zip(cpus, cpus[1:]):
             growth = (c1 / c0) / (n1 / n0) if c0 > 0 else None
-            if growth is not None:
-                shape = ("linear or better" if growth <= 1.0 else
-                         "about linear" if growth <= 1.2 else "worse than linear")
-                self.w(f"From {n0} to {n1} sidecars, CPU grows {c1 / c0:.1f}× for {n1 / n0:.0f}× the "
-                       f"entries: {shape} (cost per entry × {growth:.2f}).")
-                self.w()
+            if growth is None:
+                continue
+            shape = ("linear or better" if growth <= 1.0 else
+                     "about linear" if growth <= 1.2 else "worse than linear")
+            shapes.append(shape)
+            self.w(f"- From {n0} to {n1} sidecars, CPU grows {c1 / c0:.1f}× for {n1 / n0:.0f}× the "
+                   f"entries: {shape} (cost per entry × {growth:.2f}).")
+        if shapes:
+            self.w()
+        at100 = next((c for n, c in cpus if n == 100), None)
+        if at100 is not None:
+            self.targets.append(["CPU with 100 sidecars, each with a 1 s tcp probe, at most 1 % of one core",
+                                 f"{at100:.2f} %", "met" if at100 <= 1.0 else "missed",
+                                 "" if at100 <= 1.0 else f"{at100 / 1.0:.2f}× the target"])
+        if shapes:
+            worse = "worse than linear" in shapes
+            self.targets.append(["CPU grows linearly (or better) with the entries",
+                                 "; ".join(f"{a[0]}→{b[0]}: {sh}" for a, b, sh in zip(cpus, cpus[1:], shapes)),
+                                 "missed" if worse else "met", ""])
+        if self.plot:
+            self.w(f"![podinit's CPU and memory against the number of sidecars]({self.plot})")
+            self.w()
         if bar:
             self.w("CPU against N (bar lengths relative to the largest):")
             self.w()
@@ -504,6 +553,90 @@ class Report:
                 self.w(line)
             self.w("```")
             self.w()
+
+    # ------------------------------------------------------------ 9
+
+    def syscalls(self):
+        sy = self.s.get("syscalls")
+        if not sy:
+            return
+        self.w("## 9. System calls")
+        self.w()
+        if sy.get("na"):
+            self.w(f"Not measured: {sy['na']}.")
+            self.w()
+            return
+        self.w("`strace -f -c -- X -- true`: every system call of the whole run, every process (the child "
+               "`true` included, and the failed `execve`s of a `PATH` search), not as PID 1 (strace is the "
+               "tracer). As PID 1: `strace -f -c -- unshare --pid --fork --mount-proc --kill-child X -- "
+               "true` minus the same with bare `true` (what unshare itself makes). Median of "
+               f"{rounds(sy['rounds'])}; the busiest calls of the last round.")
+        self.w()
+        out = []
+        for label, r in sy["rows"].items():
+            if r.get("error"):
+                out.append([label, "failed", "", r["error"]])
+                continue
+            host = med(r["host"])
+            bare1 = med(sy["rows"].get("bare", {}).get("pid1_with_unshare", []))
+            pid1 = med(r["pid1_with_unshare"])
+            own1 = "–" if label == "bare" or pid1 is None or bare1 is None else f"{pid1 - bare1:g}"
+            top = sorted(r["by_call"].items(), key=lambda kv: -kv[1])[:5]
+            out.append([label, f"{host:g}", own1, ", ".join(f"{k} {v}" for k, v in top)])
+        self.w(table(["tool", "whole run, not PID 1", "as PID 1 (minus unshare)", "busiest calls"], out))
+        pr = sy["rows"].get("podinit", {})
+        if pr.get("host"):
+            n = med(pr["host"])
+            tini = med(sy["rows"].get(REF, {}).get("host", []))
+            self.targets.append(["at most 100 system calls for `podinit -- true` (whole run)",
+                                 f"{n:g}" + (f" (tini-static {tini:g})" if tini else ""),
+                                 "met" if n <= 100 else "missed", "" if n <= 100 else f"{n / 100:.1f}× the target"])
+
+    # ------------------------------------------------------------ 10
+
+    def soak(self):
+        so = self.s.get("soak")
+        if not so or so.get("error"):
+            if so:
+                self.w(f"## 10. Soak\n\nfailed: {so['error']}\n")
+            return
+        self.w("## 10. Soak")
+        self.w()
+        self.w(f"podinit as PID 1 for {so['duration_s']:g} s with two crash-looping sidecars (one exits 3 "
+               f"after 0.5 s, one SIGKILLs itself after 1.3 s), one whose readiness probe flaps every 2 s and "
+               f"whose liveness probe fails for 1 s in every 10 (so it is killed and restarted), one that floods "
+               f"its output with numbered lines (500 every 50 ms), and a main that sleeps for the whole run "
+               f"(ignoring the signals below). Every 0.05–0.5 s the harness either sends podinit a SIGHUP, "
+               f"SIGUSR1, SIGUSR2 or SIGWINCH (forwarded to the main) or SIGKILLs the flapping sidecar. "
+               f"podinit's VmRSS, open descriptors and threads are read every "
+               f"{so['samples'][1]['t_s'] - so['samples'][0]['t_s'] if len(so['samples']) > 1 else 0:.0f} s; "
+               f"the first {so['first_s']:g} s against the last {so['first_s']:g} s (medians).")
+        self.w()
+        self.w(f"Signals sent: {so['signals_sent']:,}; SIGKILLs: {so['kills']:,}; starts logged per entry: "
+               f"{', '.join(f'{k} {v:,}' for k, v in so['restarts'].items())}; exit status "
+               f"{so['exit_status']}; flood lines written {so['flood_total'] or 0:,}, in the output "
+               f"{so['flood_seen']:,} ({'all, in order' if so['lines_ok'] else 'LOST OR OUT OF ORDER'}); "
+               f"zombies seen at two samples in a row: {len(so['stuck_zombies'])}.")
+        self.w()
+        first = [x for x in so["samples"] if x["t_s"] <= so["first_s"]]
+        last = [x for x in so["samples"] if x["t_s"] >= so["duration_s"] - 1.0 - so["first_s"]]
+        rows, ok = [], True
+        for key, label in (("VmRSS_kib", "VmRSS KiB"), ("fds", "open descriptors"), ("threads", "threads")):
+            a = med([x[key] for x in first])
+            b = med([x[key] for x in last])
+            within = a is not None and b is not None and abs(b - a) <= 0.05 * a
+            ok = ok and within
+            rows.append([label, f"{a:g}" if a is not None else "–", f"{b:g}" if b is not None else "–",
+                         f"{100 * (b - a) / a:+.1f} %" if a and b is not None else "–",
+                         f"{min(x[key] for x in so['samples']):g}–{max(x[key] for x in so['samples']):g}"])
+        self.w(table(["", f"first {so['first_s']:g} s", f"last {so['first_s']:g} s", "change", "range"], rows))
+        clean = ok and not so["stuck_zombies"] and so["lines_ok"] and so["exit_status"] == 0
+        self.targets.append([f"soak of {so['duration_s']:g} s: RSS, descriptors and threads within 5 % of the "
+                             f"first {so['first_s']:g} s, no zombie, no line lost",
+                             "; ".join(f"{r[0]} {r[3]}" for r in rows) +
+                             f"; {len(so['stuck_zombies'])} zombies; lines {'all' if so['lines_ok'] else 'LOST'}; "
+                             f"exit {so['exit_status']}",
+                             "met" if clean else "missed", ""])
 
     def target_table(self):
         self.w("## Targets")
@@ -551,6 +684,8 @@ class Report:
         self.cpu()
         self.throughput()
         self.scale()
+        self.syscalls()
+        self.soak()
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]
         self.target_table()
@@ -559,10 +694,29 @@ class Report:
         return tidy("\n".join(self.lines).rstrip("\n") + "\n")
 
 
+def scale_tsv(d):
+    """Section 8 as columns for bench/scale.gp: sidecars, CPU % of one core, RSS MB."""
+    sc = d["sections"].get("scale") or {"sizes": [], "rows": {}}
+    out = ["# sidecars\tcpu_percent\trss_mb"]
+    for n in sc["sizes"]:
+        r = sc["rows"].get(str(n), {})
+        if "cpu_ns" in r:
+            out.append(f"{n}\t{100.0 * r['cpu_ns'] / 1e9 / r['window_s']:.4f}\t{r['VmRSS_kib'] * 1024 / MB:.3f}")
+    return "\n".join(out) + "\n"
+
+
 def main():
-    with open(sys.argv[1]) as f:
+    args = sys.argv[1:]
+    if args and args[0] == "--scale-tsv":
+        with open(args[1]) as f:
+            sys.stdout.write(scale_tsv(json.load(f)))
+        return
+    with open(args[0]) as f:
         d = json.load(f)
-    sys.stdout.write(Report(d).render_text())
+    r = Report(d)
+    if len(args) == 3 and args[1] == "--plot":
+        r.plot = args[2]
+    sys.stdout.write(r.render_text())
 
 
 if __name__ == "__main__":
