@@ -67,9 +67,14 @@ pub async fn run(
     load_options: crate::config::LoadOptions,
     signals: Signals,
 ) -> i32 {
+    let mut signals = signals;
     let mut sup = Supervisor::new(spec, config, load_options);
-    let status = sup.event_loop(signals).await;
+    let status = sup.event_loop(&mut signals).await;
     sup.finish().await;
+    // Not dropped: dropping unregisters each of some forty handlers, and
+    // signal-hook copies its whole table for each one (about as long as
+    // podinit's own start-up). The process exits right after this.
+    std::mem::forget(signals);
     status
 }
 
@@ -203,8 +208,11 @@ impl Supervisor {
         }
     }
 
-    async fn event_loop(&mut self, mut signals: Signals) -> i32 {
+    async fn event_loop(&mut self, signals: &mut Signals) -> i32 {
         self.driver.start(&mut self.pod, &mut self.fx, Instant::now());
+        // The first process is on its way: now the handlers of the signals
+        // podinit only forwards (blocked until here, signals::block_forwarded).
+        super::signals::arm_forwarded(&signals.handle());
         loop {
             if let Some(status) = self.driver.exit() {
                 return status;
