@@ -474,6 +474,15 @@ pub fn control_client(socket: Option<PathBuf>, verb: &Verb) -> i32 {
             eprint!("podinit {command}: refused: {body}");
             1
         }
+        // Accepted, then closed without a word: podinit ended meanwhile
+        // (a second `shutdown` while the first one's termination finishes).
+        Ok((head, _)) if head.is_empty() => {
+            eprintln!(
+                "podinit {command}: {}: closed without an answer (podinit is exiting or has exited)",
+                path.display()
+            );
+            2
+        }
         Ok((head, _)) => {
             eprintln!("podinit {command}: {}: not a podinit answer ({head:?})", path.display());
             2
