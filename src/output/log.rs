@@ -320,9 +320,26 @@ pub fn flush_log(deadline: Instant) {
     }
 }
 
+/// Blocks every signal in the calling thread (a fault such as SIGSEGV is
+/// still delivered to the thread that caused it: the kernel forces those).
+fn block_all_signals() {
+    // SAFETY: sigfillset on a local set; pthread_sigmask changes only the
+    // calling thread's mask.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
+    }
+}
+
 fn start_log_thread() -> Option<std_mpsc::SyncSender<LogItem>> {
     let (tx, rx) = std_mpsc::sync_channel::<LogItem>(LOG_QUEUE);
     let spawned = std::thread::Builder::new().name("podinit-log".into()).spawn(move || {
+        // This thread may start before podinit sets its signal mask (the
+        // first log line can come first): it blocks every signal, so that
+        // each one goes to the main thread, whose mask and handlers
+        // runtime::signals manages.
+        block_all_signals();
         for item in rx {
             match item {
                 LogItem::Line(line) => {
