@@ -57,7 +57,7 @@ PARAMS = {
         tput_bytes=20_000_000, tput_rounds=1,
         scale_sizes=[1, 10], scale_window=1.0,
         syscall_rounds=1,
-        soak_s=20.0, soak_first_s=6.0, soak_sample_s=2.0,
+        soak_s=10.0, soak_first_s=4.0, soak_sample_s=1.0,
     ),
 }
 
