@@ -651,9 +651,11 @@ class Report:
         self.w("## Commands")
         self.w()
         self.w("`$WORK` is the scratch directory of the run. `bench/run` builds podinit with `cargo build "
-               "--release --target x86_64-unknown-linux-musl`, installs the peers (`apt-get install tini "
-               "dumb-init catatonit s6 supervisor hyperfine`, `cargo install horust --locked`) and runs "
-               "`bench/bench.py`, then this report (`bench/report.py`).")
+               "--release --target x86_64-unknown-linux-musl` (and, for its size only, the same with "
+               "`--no-default-features`), installs the peers and tools (`apt-get install tini dumb-init "
+               "catatonit s6 supervisor hyperfine strace gnuplot-nox`, `cargo install horust --locked`) and "
+               "runs `bench/bench.py`, then this report (`bench/report.py`) and section 8's plot "
+               "(`bench/scale.gp`).")
         self.w()
         self.w("```")
         for label, cmd in self.d["commands"].items():
