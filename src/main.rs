@@ -181,10 +181,14 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
                 return 1;
             }
         };
-        // The signals podinit only forwards get their handlers once the
-        // first process has been started (runtime::signals::arm_forwarded);
-        // until then the kernel holds them.
-        podinit::runtime::signals::block_forwarded();
+        // A signal that cannot be caught here (an emulator may keep some
+        // real-time ones for itself) is only not forwarded: no reason to stop.
+        let handle = signals.handle();
+        for sig in podinit::config::Signal::forwarded() {
+            if let Err(e) = handle.add_signal(sig.number()) {
+                tracing::warn!("{sig} cannot be caught ({e}); it will not be forwarded");
+            }
+        }
         signals
     };
     let local = tokio::task::LocalSet::new();

@@ -335,10 +335,8 @@ fn block_all_signals() {
 fn start_log_thread() -> Option<std_mpsc::SyncSender<LogItem>> {
     let (tx, rx) = std_mpsc::sync_channel::<LogItem>(LOG_QUEUE);
     let spawned = std::thread::Builder::new().name("podinit-log".into()).spawn(move || {
-        // This thread may start before podinit sets its signal mask (the
-        // first log line can come first): it blocks every signal, so that
-        // each one goes to the main thread, whose mask and handlers
-        // runtime::signals manages.
+        // No signal handler runs on this thread, which may sit in a write
+        // to a stderr nobody reads: each signal goes to another thread.
         block_all_signals();
         for item in rx {
             match item {

@@ -5,8 +5,6 @@
 //! must be async-signal-safe is [`reset_for_child`], which runs between fork and
 //! exec and therefore makes raw system calls only.
 
-use crate::config::Signal;
-
 /// Called once at start-up: every signal that podinit's own parent left
 /// ignored (nohup, a shell's background job) goes back to default, and the mask
 /// is emptied. SIGPIPE stays ignored for podinit itself: a closed stdout must
@@ -40,55 +38,6 @@ pub fn reset_inherited() {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    }
-}
-
-/// The signals podinit forwards ([`Signal::forwarded`], docs/signals.md), as
-/// a signal set.
-fn forwarded_set() -> libc::sigset_t {
-    // SAFETY: sigemptyset/sigaddset on a locally owned set; forwarded()
-    // yields only valid, catchable signal numbers.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in Signal::forwarded() {
-            libc::sigaddset(&mut set, sig.number());
-        }
-        set
-    }
-}
-
-/// Blocks every signal podinit forwards until [`arm_forwarded`] has
-/// installed their handlers, which the event loop does once the first
-/// process has been started: signal-hook installs some forty handlers in a
-/// few hundred microseconds, and the first child need not wait for them.
-/// A signal sent in between is held by the kernel and delivered (and
-/// forwarded) when its handler is in place: neither lost nor fatal, although
-/// most of these signals kill by default. Called once at start-up, after
-/// [`reset_inherited`], before any thread exists; children start with an
-/// empty mask ([`reset_for_child`]).
-pub fn block_forwarded() {
-    let set = forwarded_set();
-    // SAFETY: changes this thread's mask only; no handler code involved.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
-/// Installs the handlers of the signals podinit forwards, then unblocks them
-/// (see [`block_forwarded`]); pending ones are delivered at that moment.
-/// A signal that cannot be caught (an emulator may keep some real-time ones
-/// for itself) is only not forwarded, with a warning: no reason to stop.
-pub fn arm_forwarded(handle: &signal_hook_tokio::Handle) {
-    for sig in Signal::forwarded() {
-        if let Err(e) = handle.add_signal(sig.number()) {
-            tracing::warn!("{sig} cannot be caught ({e}); it will not be forwarded");
-        }
-    }
-    let set = forwarded_set();
-    // SAFETY: changes this thread's mask only.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
     }
 }
 

@@ -210,9 +210,6 @@ impl Supervisor {
 
     async fn event_loop(&mut self, signals: &mut Signals) -> i32 {
         self.driver.start(&mut self.pod, &mut self.fx, Instant::now());
-        // The first process is on its way: now the handlers of the signals
-        // podinit only forwards (blocked until here, signals::block_forwarded).
-        super::signals::arm_forwarded(&signals.handle());
         loop {
             if let Some(status) = self.driver.exit() {
                 return status;
