@@ -154,6 +154,24 @@ fn writev_all(fd: i32, mut iov: &mut [libc::iovec]) {
     }
 }
 
+/// Writes `iov` once it holds a whole batch, so that the list built for one
+/// read stays short (the prefixed and json fast paths add to it per line).
+fn write_if_full(fd: i32, iov: &mut Vec<libc::iovec>) {
+    if iov.len() >= IOV_BATCH {
+        writev_all(fd, iov);
+        iov.clear();
+    }
+}
+
+/// Adds `tail` (the framed end of a read, if any) and writes what is left.
+fn write_rest(fd: i32, iov: &mut Vec<libc::iovec>, tail: &[u8]) {
+    if !tail.is_empty() {
+        iov.push(iovec(tail));
+    }
+    writev_all(fd, iov);
+    iov.clear();
+}
+
 fn iovec(buf: &[u8]) -> libc::iovec {
     libc::iovec { iov_base: buf.as_ptr().cast_mut().cast(), iov_len: buf.len() }
 }
@@ -204,16 +222,9 @@ fn write_prefixed(fd: i32, prefix: &[u8], carry: &mut Vec<u8>, data: &[u8], bufs
         iov.push(iovec(prefix));
         iov.push(iovec(&data[from..to]));
         from = to;
-        if iov.len() >= IOV_BATCH {
-            writev_all(fd, iov);
-            iov.clear();
-        }
+        write_if_full(fd, iov);
     }
-    if !tail.is_empty() {
-        iov.push(iovec(tail));
-    }
-    writev_all(fd, iov);
-    iov.clear();
+    write_rest(fd, iov, tail);
 }
 
 /// The json mode's fast path, as [`write_prefixed`]: a line that needs no
@@ -258,16 +269,9 @@ fn write_json(fd: i32, head: &[u8], carry: &mut Vec<u8>, data: &[u8], bufs: &mut
             }
             Segment::Framed(a, b) => iov.push(iovec(&framed[a..b])),
         }
-        if iov.len() >= IOV_BATCH {
-            writev_all(fd, iov);
-            iov.clear();
-        }
+        write_if_full(fd, iov);
     }
-    if !tail.is_empty() {
-        iov.push(iovec(tail));
-    }
-    writev_all(fd, iov);
-    iov.clear();
+    write_rest(fd, iov, tail);
     // Do not keep a buffer that a read of long, escaped lines made large.
     if framed.capacity() > 4 * READ_SIZE {
         *framed = Vec::new();
