@@ -138,12 +138,8 @@ fn a_stopped_main_counts_as_ended_and_the_pod_completes() {
     let out = run.wait();
     // The main's trap exits 0 on SIGTERM: the pod's status is the main's.
     out.assert_code(0);
-    assert_eq!(
-        out.records,
-        vec!["start side", "start app", "stop app", "pre_stop side", "stop side"],
-        "{}",
-        out.report()
-    );
+    // The two starts may come in either order (as above); what follows may not.
+    assert_eq!(after_starts(&out.records), ["stop app", "pre_stop side", "stop side"], "{}", out.report());
 }
 
 #[test]
