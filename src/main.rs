@@ -162,6 +162,15 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
     }
     podinit::runtime::signals::reset_inherited();
     podinit::runtime::signals::ignore_own_stops_and_limits();
+    // Before the runtime exists, so that no thread but the signal thread
+    // takes a signal (docs/signals.md, "Where the handlers run").
+    let caught = podinit::runtime::supervisor::OWN_SIGNALS
+        .into_iter()
+        .chain(podinit::config::Signal::forwarded())
+        .map(podinit::config::Signal::number);
+    if let Err(e) = podinit::runtime::signals::confine_handlers(caught) {
+        tracing::warn!("cannot start the signal thread ({e}); a signal flood can hold up the event loop");
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -322,3 +322,70 @@ fn podinit_passing_its_own_file_size_limit_neither_dies_nor_kills_a_main() {
     let exit = run.wait();
     assert_eq!(exit.code, Some(3), "the main's own status, not 128 + SIGXFSZ (153): {exit:?}");
 }
+
+#[test]
+fn a_flood_of_queued_real_time_signals_does_not_hold_up_the_end_of_the_pod() {
+    // Real-time signals queue (up to RLIMIT_SIGPENDING of them) and a thread
+    // that can take them runs the next handler as soon as the last returns: a
+    // podinit whose event loop ran on such a thread made no progress for as
+    // long as a flood lasted, and for seconds to minutes after while the
+    // queue drained (tini, which reads its signals, does not stall). The
+    // sender here goes on until podinit is gone, so the pod must end while
+    // the flood goes on. podinit's queue is capped at 40,000: the limit counts
+    // every process of the user, and the tests beside this one send signals.
+    let td = TestDir::new();
+    let main =
+        td.expand(r#"trap "" $(seq 35 64); echo "start app" >> "@REC@"; sleep 1; echo "end app" >> "@REC@""#);
+    let log = td.file("podinit.log");
+    let stderr = std::fs::File::create(&log).unwrap();
+    let launcher = td.podinit().deadline(secs(120.0)).args(["--", "sh", "-c", &main]);
+    let run = launcher.spawn_custom(|cmd| {
+        use std::os::unix::process::CommandExt;
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(stderr);
+        // SAFETY: setrlimit only, between fork and exec of the test's child.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_SIGPENDING, 40_000, 40_000)
+                    .map_err(std::io::Error::from)
+            });
+        }
+    });
+    let mut run = run.log(&log);
+    run.wait_for_record_n("start app", 1, secs(5.0));
+    let pid = run.podinit_pid();
+    let flooding = Instant::now();
+    let (mut sent, mut most_queued, mut main_ended) = (0u64, 0u64, None);
+    'flood: while flooding.elapsed() < secs(30.0) {
+        for _ in 0..100 {
+            for sig in 35..=64 {
+                // EAGAIN once the queue is full; ESRCH once podinit is gone.
+                if send_signal(pid, sig) {
+                    sent += 1;
+                } else if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                    break 'flood;
+                }
+            }
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let queued =
+            status.lines().find_map(|l| l.strip_prefix("SigQ:")?.trim().split('/').next()?.parse().ok());
+        most_queued = most_queued.max(queued.unwrap_or(0));
+        if main_ended.is_none() && td.records().contains(&"end app".to_string()) {
+            main_ended = Some(Instant::now());
+        }
+    }
+    let flood_over = Instant::now();
+    let exit = run.wait();
+    // podinit may be gone before the loop looked at the records again.
+    let main_ended = main_ended
+        .or_else(|| td.records().contains(&"end app".to_string()).then_some(flood_over))
+        .unwrap_or_else(|| panic!("the main never ended: {exit:?}, {:?}", td.records()));
+    let after = flood_over - main_ended;
+    assert_eq!(exit.code, Some(0), "{exit:?} after {sent} signals (up to {most_queued} queued)");
+    assert!(most_queued > 1000, "the flood never queued: {sent} signals sent, up to {most_queued} queued");
+    // Generous: podinit ends the pod within milliseconds of the main.
+    assert!(
+        after < secs(10.0),
+        "podinit was still there {after:?} after the main ended, inside a flood of {sent} signals (up to {most_queued} queued)"
+    );
+}

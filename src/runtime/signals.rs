@@ -41,6 +41,58 @@ pub fn reset_inherited() {
     }
 }
 
+/// Runs every signal handler podinit installs on one thread of its own,
+/// `podinit-signals`, which does nothing else: `caught` (the signals podinit
+/// will catch) is blocked in the calling thread, and so in every thread it
+/// starts afterwards, and unblocked in that one thread only. Call it before
+/// any other thread is started and before the handlers are installed; a
+/// signal that arrives in between waits, pending, for the thread.
+///
+/// Why: a thread that can take a signal runs the handler of the next one as
+/// soon as the last returns. A flood (real-time signals queue, up to
+/// `RLIMIT_SIGPENDING` of them, and the kernel takes each one off that queue
+/// with a walk along it) then keeps the thread in handlers for minutes after
+/// the flood has stopped. On the signal thread that delays nothing: the event
+/// loop goes on reaping, forwarding and ending the pod on its own thread. The
+/// main thread's mask also keeps a pending signal from failing its `fork`
+/// over and over (the kernel restarts a fork that a signal interrupts).
+/// Children are unaffected: [`reset_for_child`] empties the mask they inherit.
+///
+/// # Errors
+/// The thread could not be started (the mask is then put back: the handlers
+/// run on whichever thread the kernel picks, as in any program).
+pub fn confine_handlers(caught: impl IntoIterator<Item = libc::c_int>) -> std::io::Result<()> {
+    // SAFETY: sigemptyset/sigaddset on a local set, pthread_sigmask on the
+    // calling thread only.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in caught {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    let spawned = std::thread::Builder::new().name("podinit-signals".into()).spawn(move || {
+        // SAFETY: unblocks in this thread only; pause() just waits for the
+        // next handler to have run.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            loop {
+                libc::pause();
+            }
+        }
+    });
+    match spawned {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            // SAFETY: as above, the calling thread's mask only.
+            unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+            Err(e)
+        }
+    }
+}
+
 /// Signals about podinit itself that must neither stop nor kill it, ignored
 /// for podinit only (children reset them before exec like every other
 /// signal): SIGTSTP, SIGTTIN, SIGTTOU (an init that stops, with its children
