@@ -19,6 +19,9 @@
 //!    `podinit events`), `http` (the read-only HTTP endpoint), `cli`, and `main.rs`,
 //!    the only place that prints a fatal error and picks the exit status.
 //!
+//! `procfs` (one reader of small `/proc` files) is used by every layer but
+//! `lifecycle`.
+//!
 //! A lifecycle rule lives in `lifecycle/mod.rs` and nowhere else; its unit
 //! tests are `lifecycle/tests.rs`, its invariants `lifecycle/proptests.rs`.
 
@@ -33,5 +36,6 @@ pub mod lifecycle;
 pub mod metrics;
 pub mod output;
 pub mod probe;
+pub mod procfs;
 pub mod runtime;
 pub mod status;

@@ -844,7 +844,7 @@ fn port_from_env(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<
 
 /// podinit's own `oom_score_adj`, which children inherit (0 when unreadable).
 fn inherited_oom_score_adj() -> i32 {
-    std::fs::read_to_string("/proc/self/oom_score_adj").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0)
+    crate::procfs::read("/proc/self/oom_score_adj").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0)
 }
 
 /// Lowers each sidecar's `oom_score_adj` to the lowest of the mains' when it

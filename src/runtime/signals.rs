@@ -13,7 +13,7 @@
 /// would be one podinit never hears of).
 pub fn reset_inherited() {
     // The kernel lists the ignored ones: one read instead of a query per signal.
-    let ignored = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+    let ignored = crate::procfs::read("/proc/self/status").ok().and_then(|s| {
         let hex = s.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
         u64::from_str_radix(hex.trim(), 16).ok()
     });

@@ -532,7 +532,7 @@ impl Runtime {
                 self.counters.started(entry);
                 if let Some(adj) = spec.oom_score_adj {
                     // The child set it before exec; say so if it could not.
-                    let got = std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj"));
+                    let got = crate::procfs::read(format!("/proc/{pid}/oom_score_adj"));
                     if got.as_deref().map(str::trim).is_ok_and(|v| v != adj.to_string()) {
                         tracing::warn!(
                             "{}: could not set oom_score_adj {adj} (lowering it needs CAP_SYS_RESOURCE)",
@@ -781,7 +781,7 @@ fn children_of(pid: u32) -> Option<Vec<u32>> {
     let mut children = Vec::new();
     let mut any = false;
     for task in tasks.flatten() {
-        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else { continue };
+        let Ok(text) = crate::procfs::read(task.path().join("children")) else { continue };
         any = true;
         children.extend(text.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
     }
@@ -796,7 +796,7 @@ fn count_children_of(parent: u32) -> usize {
 fn proc_table() -> impl Iterator<Item = (u32, u32)> {
     std::fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(|d| {
         let pid: u32 = d.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let stat = crate::procfs::read(format!("/proc/{pid}/stat")).ok()?;
         // The name may hold spaces and parentheses; fields resume after the last ')'.
         let rest = &stat[stat.rfind(')')? + 2..];
         let ppid = rest.split(' ').nth(1)?.parse().ok()?;
