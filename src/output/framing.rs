@@ -77,19 +77,6 @@ fn clean_chunks(bytes: &[u8]) -> usize {
     clean
 }
 
-/// Whether `line` goes into a JSON string as it is: UTF-8 with nothing to
-/// escape.
-pub(crate) fn plain_json_text(line: &[u8]) -> bool {
-    let clean = clean_chunks(line);
-    line[clean..].iter().all(|&b| !needs_escape(b)) && std::str::from_utf8(line).is_ok()
-}
-
-/// Frames `data` as JSON lines after `head` (one [`json_head`] for a read),
-/// carrying an unfinished line in `carry`, as [`frame`] does.
-pub(crate) fn frame_json(head: &[u8], carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<u8>) {
-    each_line(carry, data, |line| json_body(head, line, out));
-}
-
 /// Appends `s` as a JSON string literal (quoted, escaped) to `out`. Runs of
 /// bytes that need no escape are copied whole; whole chunks of them are
 /// skipped at once.
@@ -141,23 +128,37 @@ pub fn frame(framing: &Framing, carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<
 }
 
 /// Calls `emit` with every complete line (without its newline) of what was
-/// carried plus `data`, and with pieces of [`MAX_LINE`] bytes of a line that
-/// grows longer; keeps the rest in `carry`.
+/// carried plus `data`, and keeps the unfinished rest in `carry`. A line
+/// longer than [`MAX_LINE`] bytes goes out as pieces of MAX_LINE bytes and a
+/// last piece of at most MAX_LINE: the same pieces however the line was cut
+/// into reads.
 fn each_line(carry: &mut Vec<u8>, mut data: &[u8], mut emit: impl FnMut(&[u8])) {
     let mut start = 0;
     for end in memchr::memchr_iter(b'\n', data) {
-        let line = &data[start..end];
-        if carry.is_empty() {
-            emit(line);
-        } else {
-            carry.extend_from_slice(line);
+        let mut line = &data[start..end];
+        start = end + 1;
+        if !carry.is_empty() {
+            if carry.len() + line.len() <= MAX_LINE {
+                carry.extend_from_slice(line);
+                emit(carry);
+                carry.clear();
+                continue;
+            }
+            // Topped up to a whole piece; the rest is split below.
+            let take = MAX_LINE - carry.len();
+            carry.extend_from_slice(&line[..take]);
             emit(carry);
             carry.clear();
+            line = &line[take..];
         }
-        start = end + 1;
+        while line.len() > MAX_LINE {
+            emit(&line[..MAX_LINE]);
+            line = &line[MAX_LINE..];
+        }
+        emit(line);
     }
     data = &data[start..];
-    while carry.len() + data.len() >= MAX_LINE {
+    while carry.len() + data.len() > MAX_LINE {
         let take = MAX_LINE - carry.len();
         carry.extend_from_slice(&data[..take]);
         emit(carry);
@@ -194,6 +195,32 @@ mod tests {
         frame_lines(b"a | ", &mut carry, b"o\n\nthree", &mut out);
         assert_eq!(out, b"a | two\na | \n");
         assert_eq!(carry, b"three");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_into_the_same_pieces_however_it_is_read() {
+        let mut line = vec![b'y'; 2 * MAX_LINE + 3];
+        line.push(b'\n');
+        let whole = {
+            let (mut carry, mut out) = (Vec::new(), Vec::new());
+            frame_lines(b"p | ", &mut carry, &line, &mut out);
+            assert!(carry.is_empty());
+            out
+        };
+        assert_eq!(whole.len(), 3 * 4 + 2 * MAX_LINE + 3 + 3);
+        for cut in [1, 10, MAX_LINE - 1, MAX_LINE, MAX_LINE + 1, 2 * MAX_LINE + 3] {
+            let (mut carry, mut out) = (Vec::new(), Vec::new());
+            for piece in line.chunks(cut) {
+                frame_lines(b"p | ", &mut carry, piece, &mut out);
+                assert!(carry.len() <= MAX_LINE);
+            }
+            assert!(out == whole, "reads of {cut}");
+        }
+        // Exactly MAX_LINE bytes, then the newline in the next read: one line.
+        let (mut carry, mut out) = (Vec::new(), Vec::new());
+        frame_lines(b"", &mut carry, &vec![b'z'; MAX_LINE], &mut out);
+        frame_lines(b"", &mut carry, b"\n", &mut out);
+        assert_eq!(out.len(), MAX_LINE + 1);
     }
 
     #[test]
