@@ -240,9 +240,11 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32, mut scan: Optio
         out.clear();
         frame(&framing, &mut carry, &buf[..n], &mut out);
         write_lane(fd, &out);
-        // Do not keep a buffer that a read of short lines with a long prefix,
-        // or of lines that need escapes, made large.
-        if out.capacity() > 4 * READ_SIZE {
+        // Do not keep a buffer that a read of very short lines, or of lines
+        // that need escapes, made large. 1 MiB is above what framing reserves
+        // for an ordinary full read (json with a long name: about 360 KB), so
+        // that one is reused from read to read.
+        if out.capacity() > 16 * READ_SIZE {
             out = Vec::new();
         }
         if n == buf.len() && buf.len() < READ_SIZE {
