@@ -620,12 +620,14 @@ class Report:
         self.w()
         first = [x for x in so["samples"] if x["t_s"] <= so["first_s"]]
         last = [x for x in so["samples"] if x["t_s"] >= so["duration_s"] - 1.0 - so["first_s"]]
-        rows, ok = [], True
+        rows, ok, lower = [], True, []
         for key, label in (("VmRSS_kib", "VmRSS KiB"), ("fds", "open descriptors"), ("threads", "threads")):
             a = med([x[key] for x in first])
             b = med([x[key] for x in last])
             within = a is not None and b is not None and abs(b - a) <= 0.05 * a
             ok = ok and within
+            if not within and a is not None and b is not None and b < a:
+                lower.append(label)
             rows.append([label, f"{a:g}" if a is not None else "–", f"{b:g}" if b is not None else "–",
                          f"{100 * (b - a) / a:+.1f} %" if a and b is not None else "–",
                          f"{min(x[key] for x in so['samples']):g}–{max(x[key] for x in so['samples']):g}"])
@@ -636,7 +638,10 @@ class Report:
                              "; ".join(f"{r[0]} {r[3]}" for r in rows) +
                              f"; {len(so['stuck_zombies'])} zombies; lines {'all' if so['lines_ok'] else 'LOST'}; "
                              f"exit {so['exit_status']}",
-                             "met" if clean else "missed", ""])
+                             "met" if clean else "missed",
+                             f"{' and '.join(lower)} lower at the end, not higher: each crash-looping child "
+                             f"alive at a sample holds its pipes and pidfd, so the count moves with them"
+                             if lower else ""])
 
     def target_table(self):
         self.w("## Targets")
