@@ -1,7 +1,8 @@
 //! The signal dispositions of podinit itself and of its children.
 //!
 //! podinit never runs code of its own in a signal handler: signal-hook turns
-//! each delivery into a message on the event loop. The one function here that
+//! each delivery into a message on the event loop, and every handler runs on
+//! one thread that does nothing else ([`confine_handlers`]). The one function here that
 //! must be async-signal-safe is [`reset_for_child`], which runs between fork and
 //! exec and therefore makes raw system calls only.
 
