@@ -389,3 +389,48 @@ fn a_flood_of_queued_real_time_signals_does_not_hold_up_the_end_of_the_pod() {
         "podinit was still there {after:?} after the main ended, inside a flood of {sent} signals (up to {most_queued} queued)"
     );
 }
+
+/// Each thread of `pid`: its name and its blocked-signal mask (SigBlk).
+fn thread_masks(pid: i32) -> Vec<(String, u64)> {
+    let mut threads = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let blocked = status.lines().find_map(|l| l.strip_prefix("SigBlk:")).map(str::trim).unwrap_or("");
+        threads.push((comm.trim().to_owned(), u64::from_str_radix(blocked, 16).unwrap_or(0)));
+    }
+    threads
+}
+
+#[test]
+fn only_the_signal_thread_takes_signals_whatever_threads_a_pod_starts() {
+    let td = TestDir::new();
+    // Output lanes (prefixed output), exec probes, the status socket and the
+    // HTTP endpoint: every thread podinit starts for them.
+    let cfg = td.config(&format!(
+        "[pod]\nhttp = \"127.0.0.1:{}\"\n\n{}{}",
+        free_port(),
+        entry(
+            "side",
+            "sidecar",
+            &format!("echo out; echo err >&2\n{}", sleeper_up("side")),
+            &up_probe("side")
+        ),
+        entry("app", "main", "echo \"start app\" >> \"@REC@\"; echo hi; exec sleep 100", "")
+    ));
+    let mut run = td.podinit().config(&cfg).spawn();
+    run.wait_for_record("start app", secs(10.0));
+    let pid = run.podinit_pid();
+    let threads = thread_masks(pid);
+    // SIGHUP, SIGTERM, SIGCHLD, SIGRTMIN+3 and SIGRTMAX: some of the caught ones.
+    let caught: u64 = [1, 15, 17, 37, 64].iter().map(|s| 1u64 << (s - 1)).sum();
+    let takers: Vec<&(String, u64)> = threads.iter().filter(|(_, m)| m & caught != caught).collect();
+    assert!(
+        takers.len() == 1 && takers[0].0 == "podinit-signals" && takers[0].1 & caught == 0,
+        "threads that can take a caught signal: {takers:?} (all: {threads:x?})"
+    );
+    assert!(threads.len() >= 3, "expected output lane threads as well: {threads:x?}");
+    run.signal(SIGTERM);
+    let out = run.wait();
+    out.assert_code(128 + SIGTERM);
+}
