@@ -162,12 +162,12 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
     }
     podinit::runtime::signals::reset_inherited();
     podinit::runtime::signals::ignore_own_stops_and_limits();
-    // Before the runtime exists, so that no thread but the signal thread
-    // takes a signal (docs/signals.md, "Where the handlers run").
-    let caught = podinit::runtime::supervisor::OWN_SIGNALS
-        .into_iter()
-        .chain(podinit::config::Signal::forwarded())
-        .map(podinit::config::Signal::number);
+    // The signals podinit catches: its own, then the ones it forwards. Blocked
+    // before the runtime exists, so that no thread but the signal thread
+    // takes one (docs/signals.md, "Where the handlers run").
+    let own = podinit::runtime::supervisor::OWN_SIGNALS.map(podinit::config::Signal::number);
+    let forwarded: Vec<podinit::config::Signal> = podinit::config::Signal::forwarded().collect();
+    let caught = own.into_iter().chain(forwarded.iter().map(|s| s.number()));
     if let Err(e) = podinit::runtime::signals::confine_handlers(caught) {
         tracing::warn!("cannot start the signal thread ({e}); a signal flood can hold up the event loop");
     }
@@ -182,7 +182,6 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
     // SIGTERM is missed (their handlers need the runtime's reactor).
     let signals = {
         let _guard = runtime.enter();
-        let own = podinit::runtime::supervisor::OWN_SIGNALS.map(podinit::config::Signal::number);
         let signals = match signal_hook_tokio::Signals::new(own) {
             Ok(s) => s,
             Err(e) => {
@@ -193,7 +192,7 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
         // A signal that cannot be caught here (an emulator may keep some
         // real-time ones for itself) is only not forwarded: no reason to stop.
         let handle = signals.handle();
-        for sig in podinit::config::Signal::forwarded() {
+        for sig in forwarded {
             if let Err(e) = handle.add_signal(sig.number()) {
                 tracing::warn!("{sig} cannot be caught ({e}); it will not be forwarded");
             }
