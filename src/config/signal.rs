@@ -155,7 +155,8 @@ impl Signal {
     }
 
     /// The C library keeps these for its threads (glibc 32-33, musl 32-34):
-    /// podinit cannot install a handler for them.
+    /// its `sigaction` and `sigaddset` refuse them, so podinit can neither
+    /// block nor catch them.
     fn reserved_by_libc(self) -> bool {
         (32..libc::SIGRTMIN()).contains(&self.0)
     }

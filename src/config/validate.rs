@@ -270,7 +270,10 @@ impl Validator<'_> {
             }
             entries.push(EntrySpec::new("main", Role::Main, self.opts.command.clone(), log));
         }
-        protect_sidecars_from_oom(&mut entries, inherited_oom_score_adj());
+        // Read only when there is a sidecar to protect: a plain init has none.
+        if entries.iter().any(|e| e.role == Role::Sidecar) {
+            protect_sidecars_from_oom(&mut entries, inherited_oom_score_adj());
+        }
         if self.issues.is_empty() && !entries.iter().any(|e| e.role == Role::Main) {
             self.nowhere(
                 "no main to run: give a [[process]] with role = \"main\" (the default role) or a command after `--`".into(),

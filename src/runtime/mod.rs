@@ -1,8 +1,8 @@
 //! The runtime layer: the only code that touches processes. The event loop
 //! (`supervisor`) carries out what the lifecycle decides; `reaper` is the one
 //! waiter for children; `spawn` starts them; `signals` sets podinit's own
-//! signal dispositions, starts the thread the handlers run on, and resets a
-//! child's; `task` keeps panics in tasks from
+//! signal dispositions, starts the signal thread that takes every signal
+//! podinit catches, and resets a child's; `task` keeps panics in tasks from
 //! vanishing; `announce` holds what push probes need (notify sockets,
 //! notification pipes, log-line watches).
 

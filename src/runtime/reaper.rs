@@ -197,6 +197,28 @@ impl Reaper {
         while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
     }
 
+    /// Whether podinit has any child at all, managed or not, exited or not
+    /// (`waitid(2)` with `WNOWAIT`: nothing is reaped). With none, nothing is
+    /// below podinit either: an orphan is reparented to podinit (PID 1, or the
+    /// child subreaper) before its parent can be reaped.
+    pub fn has_children() -> bool {
+        loop {
+            // SAFETY: waitid(2) into a zeroed, locally owned siginfo_t.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            // SAFETY: as above.
+            if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } == 0 {
+                return true;
+            }
+            match errno() {
+                libc::EINTR => continue,
+                libc::ECHILD => return false,
+                // Unknown: look for them the long way.
+                _ => return true,
+            }
+        }
+    }
+
     /// Whether any managed child is still registered.
     pub fn is_empty(&self) -> bool {
         self.table.borrow().is_empty()

@@ -1,10 +1,14 @@
 //! The signal dispositions of podinit itself and of its children.
 //!
-//! podinit never runs code of its own in a signal handler: signal-hook turns
-//! each delivery into a message on the event loop, and every handler runs on
-//! one thread that does nothing else ([`confine_handlers`]). The one function here that
-//! must be async-signal-safe is [`reset_for_child`], which runs between fork and
-//! exec and therefore makes raw system calls only.
+//! podinit installs no signal handler of its own: every signal it catches is
+//! blocked in every thread and taken off the kernel's queue by one thread that
+//! does nothing else, which hands it to the event loop
+//! ([`take_on_signal_thread`]). The one function here that must be
+//! async-signal-safe is [`reset_for_child`], which runs between fork and exec
+//! and therefore makes raw system calls only.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Called once at start-up: every signal that podinit's own parent left
 /// ignored (nohup, a shell's background job) goes back to default, and the mask
@@ -18,6 +22,8 @@ pub fn reset_inherited() {
         let hex = s.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
         u64::from_str_radix(hex.trim(), 16).ok()
     });
+    // Unknown: as if all three were ignored, so that every child resets them.
+    INHERITED_IGNORED.store(ignored.map_or(C_LIBRARY_SIGNALS, |m| m & C_LIBRARY_SIGNALS), Ordering::Relaxed);
     // SAFETY: plain sigaction/sigprocmask calls on locally owned structures,
     // before any thread or handler exists.
     unsafe {
@@ -42,27 +48,34 @@ pub fn reset_inherited() {
     }
 }
 
-/// Runs every signal handler podinit installs on one thread of its own,
-/// `podinit-signals`, which does nothing else: `caught` (the signals podinit
-/// will catch) is blocked in the calling thread, and so in every thread it
-/// starts afterwards, and unblocked in that one thread only. Call it before
-/// any other thread is started and before the handlers are installed; a
-/// signal that arrives in between waits, pending, for the thread.
+/// Takes every signal podinit catches on a thread of its own,
+/// `podinit-signals`, and hands them to the event loop as [`Caught`].
 ///
-/// Why: a thread that can take a signal runs the handler of the next one as
-/// soon as the last returns. A flood (real-time signals queue, up to
-/// `RLIMIT_SIGPENDING` of them, and the kernel takes each one off that queue
-/// with a walk along it) then keeps the thread in handlers for minutes after
-/// the flood has stopped. On the signal thread that delays nothing: the event
-/// loop goes on reaping, forwarding and ending the pod on its own thread. The
-/// main thread's mask also keeps a pending signal from failing its `fork`
-/// over and over (the kernel restarts a fork that a signal interrupts).
-/// Children are unaffected: [`reset_for_child`] empties the mask they inherit.
+/// `caught` (the signals podinit acts on or forwards) is blocked in the
+/// calling thread, and so in every thread it starts afterwards: no thread
+/// ever runs a handler for one, and none is installed. The signal thread
+/// takes them off the kernel's queue with `sigwaitinfo(2)`, as tini does
+/// with `sigtimedwait`. Call it first, before any other thread is started: a
+/// signal that arrives before the thread waits for it, pending.
+///
+/// Why a blocked set rather than handlers: a blocked signal is queued even
+/// when podinit is PID 1 and the signal's disposition is the default one
+/// (the kernel drops such a signal for an init only when it is not blocked,
+/// pid_namespaces(7)), so no handler is needed for any of them; and
+/// installing the ~50 handlers that forwarding needs cost two `rt_sigaction`
+/// calls each at start-up. Why a thread of its own: a flood of real-time
+/// signals (they queue, up to `RLIMIT_SIGPENDING` of them, and the kernel
+/// walks the queue to take each one off) keeps whoever takes them busy for
+/// as long as the queue takes to drain; here that is this thread, while the
+/// event loop goes on reaping, forwarding and ending the pod. The main
+/// thread's mask also keeps a pending signal from failing its `fork` over and
+/// over (the kernel restarts a fork that a signal interrupts). Children are
+/// unaffected: [`reset_for_child`] empties the mask they inherit.
 ///
 /// # Errors
-/// The thread could not be started (the mask is then put back: the handlers
-/// run on whichever thread the kernel picks, as in any program).
-pub fn confine_handlers(caught: impl IntoIterator<Item = libc::c_int>) -> std::io::Result<()> {
+/// The thread could not be started. The mask is then put back (podinit
+/// cannot hear the signals without it) and the caller must give up.
+pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> std::io::Result<Caught> {
     // SAFETY: sigemptyset/sigaddset on a local set, pthread_sigmask on the
     // calling thread only.
     let set = unsafe {
@@ -74,22 +87,64 @@ pub fn confine_handlers(caught: impl IntoIterator<Item = libc::c_int>) -> std::i
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         set
     };
-    let spawned = std::thread::Builder::new().name("podinit-signals".into()).spawn(move || {
-        // SAFETY: unblocks in this thread only; pause() just waits for the
-        // next handler to have run.
-        unsafe {
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            loop {
-                libc::pause();
-            }
+    let shared = Arc::new(Pending { bits: AtomicU64::new(0), wake: tokio::sync::Notify::new() });
+    let to_loop = Arc::clone(&shared);
+    let spawned = std::thread::Builder::new().name("podinit-signals".into()).spawn(move || loop {
+        // SAFETY: waits for one signal of a set every thread blocks; no
+        // siginfo is asked for.
+        let sig = unsafe { libc::sigwaitinfo(&set, std::ptr::null_mut()) };
+        if (1..=64).contains(&sig) {
+            to_loop.bits.fetch_or(1 << (sig - 1), Ordering::AcqRel);
+            to_loop.wake.notify_one();
         }
     });
     match spawned {
-        Ok(_) => Ok(()),
+        Ok(_) => Ok(Caught { shared, ready: 0 }),
         Err(e) => {
             // SAFETY: as above, the calling thread's mask only.
             unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
             Err(e)
+        }
+    }
+}
+
+/// The signals the signal thread has taken, for the event loop
+/// ([`take_on_signal_thread`]). Each kind is reported once however often it
+/// arrived since the last look: the kernel itself merges a standard signal
+/// that is already pending, and a flood of one real-time signal then wakes
+/// the loop once, not once per signal.
+pub struct Caught {
+    shared: Arc<Pending>,
+    /// Taken from `shared.bits` and not yet handed out (bit N-1 for signal N).
+    ready: u64,
+}
+
+/// What the signal thread and the event loop share.
+struct Pending {
+    /// The signals taken and not yet seen by the loop (bit N-1 for signal N).
+    bits: AtomicU64,
+    /// Wakes the loop when a bit is set.
+    wake: tokio::sync::Notify,
+}
+
+impl Caught {
+    /// The next signal, lowest number first among those that have arrived;
+    /// waits for one. Never `None` (the signal thread never ends); the
+    /// `Option` lets it stand in a `select!` pattern. Cancel-safe: a signal
+    /// is handed out only when the future completes.
+    pub async fn next(&mut self) -> Option<libc::c_int> {
+        loop {
+            if self.ready != 0 {
+                let bit = self.ready.trailing_zeros();
+                self.ready &= self.ready - 1;
+                return libc::c_int::try_from(bit + 1).ok();
+            }
+            self.ready = self.shared.bits.swap(0, Ordering::AcqRel);
+            if self.ready == 0 {
+                // A bit set after the swap comes with a notify_one, which
+                // leaves a permit if nobody waits yet: nothing is missed.
+                self.shared.wake.notified().await;
+            }
         }
     }
 }
@@ -120,10 +175,19 @@ const OWN_STOPS_AND_LIMITS: [i32; 5] =
 /// it), those five, and the C library's own 32, 33 and 34, which libc's
 /// `sigaction` refuses to touch, so that one inherited ignored (a parent that
 /// started podinit with `posix_spawn` leaves them so) stays ignored in
-/// podinit. Every other signal is at its default or has a handler, and exec
-/// resets a handler: so these nine are all a child must put back.
+/// podinit. Every other signal is at its default or has one of the Rust
+/// runtime's fault handlers (SIGSEGV, SIGBUS), which exec resets: so these
+/// nine are all a child must put back.
 const IGNORED_BY_PODINIT: [i32; 9] =
     [libc::SIGPIPE, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ, 32, 33, 34];
+
+/// Signals 32, 33 and 34 (bit N-1 for signal N): the C library's own.
+const C_LIBRARY_SIGNALS: u64 = 0b111 << 31;
+
+/// Which of [`C_LIBRARY_SIGNALS`] podinit inherited ignored (bit N-1 for
+/// signal N), as [`reset_inherited`] read them: only those need a reset in a
+/// child. All three until it has run.
+static INHERITED_IGNORED: AtomicU64 = AtomicU64::new(C_LIBRARY_SIGNALS);
 
 /// The kernel's `struct sigaction` for `rt_sigaction(2)` (handler, flags,
 /// restorer, mask on x86_64 and aarch64), all zero: SIG_DFL, no flags, empty
@@ -139,7 +203,8 @@ const KERNEL_SIGSET_SIZE: usize = 8;
 /// exec is an *ignored* disposition and the mask, so both are cleared here:
 /// the mask, and the nine signals podinit may have ignored
 /// ([`IGNORED_BY_PODINIT`]; it put every other signal it inherited ignored
-/// back to default at start-up, [`reset_inherited`]): nine system calls where
+/// back to default at start-up, [`reset_inherited`]), of which 32, 33 and 34
+/// only when podinit inherited them ignored: six to nine system calls where
 /// one per signal would be 62.
 /// It calls the kernel directly rather than libc's `sigaction`. Children are
 /// never started with `posix_spawn`, which would leave the C library's own
@@ -152,7 +217,12 @@ pub fn reset_for_child() -> std::io::Result<()> {
     // SAFETY: raw rt_sigaction/rt_sigprocmask system calls on constant,
     // correctly sized kernel structures; valid between fork and exec.
     unsafe {
+        // An atomic load: async-signal-safe, no lock.
+        let inherited = INHERITED_IGNORED.load(Ordering::Relaxed);
         for sig in IGNORED_BY_PODINIT {
+            if C_LIBRARY_SIGNALS & (1 << (sig - 1)) != 0 && inherited & (1 << (sig - 1)) == 0 {
+                continue;
+            }
             libc::syscall(
                 libc::SYS_rt_sigaction,
                 sig,

@@ -24,8 +24,6 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-use signal_hook_tokio::Signals;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
@@ -39,6 +37,7 @@ use crate::lifecycle::{
 use crate::output::{Framing, Output, Stream};
 use crate::runtime::announce::Announcements;
 use crate::runtime::reaper::{Reaper, Waiter};
+use crate::runtime::signals::Caught;
 use crate::runtime::spawn::{command, spawn, Stdio3};
 use crate::runtime::task::CatchPanic;
 
@@ -59,22 +58,18 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
 /// Runs the pod to the end and returns podinit's exit status.
 ///
-/// `signals` must have been registered before this is called, so that no
+/// `signals` must have been taken in hand before this is called, so that no
 /// SIGCHLD or SIGTERM between start-up and the loop is missed.
 pub async fn run(
     spec: PodSpec,
     config: Option<PathBuf>,
     load_options: crate::config::LoadOptions,
-    signals: Signals,
+    signals: Caught,
 ) -> i32 {
     let mut signals = signals;
     let mut sup = Supervisor::new(spec, config, load_options);
     let status = sup.event_loop(&mut signals).await;
     sup.finish().await;
-    // Not dropped: dropping unregisters each of some forty handlers, and
-    // signal-hook copies its whole table for each one (about as long as
-    // podinit's own start-up). The process exits right after this.
-    std::mem::forget(signals);
     status
 }
 
@@ -208,7 +203,7 @@ impl Supervisor {
         }
     }
 
-    async fn event_loop(&mut self, signals: &mut Signals) -> i32 {
+    async fn event_loop(&mut self, signals: &mut Caught) -> i32 {
         self.driver.start(&mut self.pod, &mut self.fx, Instant::now());
         loop {
             if let Some(status) = self.driver.exit() {
@@ -736,6 +731,9 @@ pub fn kill_everything_left() {
 /// podinit is read from /proc instead (orphans have been reparented to podinit,
 /// the child subreaper, so they are in it).
 fn kill_descendants() -> usize {
+    if !Reaper::has_children() {
+        return 0;
+    }
     let me = std::process::id();
     if me == 1 {
         let alive = count_children_of(1);
