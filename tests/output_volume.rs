@@ -13,6 +13,7 @@ use common::*;
 use std::fs::{self, File};
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -772,4 +773,53 @@ while n < {LINES}:
         n >= written,
         "the writer got {written} lines into its pipe but only {n} complete lines are out (stalled at {stalled_at})"
     );
+}
+
+/// The size of every pipe among `pid`'s descriptors (F_GETPIPE_SZ, bytes),
+/// each opened through `/proc/PID/fd/N`, which opens the same pipe.
+fn pipe_sizes(pid: i32) -> Vec<i32> {
+    let mut sizes = Vec::new();
+    for fd in fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
+        let is_pipe = fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().starts_with("pipe:"));
+        if !is_pipe {
+            continue;
+        }
+        let Ok(f) = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(fd.path()) else {
+            continue;
+        };
+        // SAFETY: fcntl(2) on a descriptor this test owns.
+        let size = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&f), libc::F_GETPIPE_SZ) };
+        sizes.push(size);
+    }
+    sizes
+}
+
+/// A child pipe that podinit finds full when it reads is grown to 256 KiB,
+/// so that a flooding writer blocks less; the pipes of a quiet entry keep the
+/// kernel's 64 KiB (the pipe memory of a user is limited).
+#[test]
+fn a_busy_child_pipe_is_grown_and_a_quiet_one_is_not() {
+    let td = TestDir::new();
+    let flood = r#"yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx | head -c 20000000
+echo "flooded" >> "@REC@"
+exec sleep 100"#;
+    let cfg = td.config(&format!(
+        "{}{}",
+        entry("quiet", "sidecar", "echo hello; exec sleep 100", ""),
+        entry("app", "main", flood, "")
+    ));
+    let mut run = td.podinit().config(&cfg).spawn();
+    run.wait_for_record("flooded", secs(60.0));
+    let sizes = pipe_sizes(run.podinit_pid());
+    run.signal(libc::SIGTERM);
+    let out = run.wait();
+    // app's stdout only: its stderr and the quiet sidecar's two pipes saw
+    // little, and podinit's own stdout and stderr are not its to grow.
+    assert_eq!(
+        sizes.iter().filter(|&&s| s == 256 * 1024).count(),
+        1,
+        "pipe sizes {sizes:?}\n{}",
+        out.report()
+    );
+    assert!(sizes.iter().filter(|&&s| s == 64 * 1024).count() >= 3, "pipe sizes {sizes:?}\n{}", out.report());
 }
