@@ -794,19 +794,26 @@ fn pipe_sizes(pid: i32) -> Vec<i32> {
     sizes
 }
 
-/// A child pipe that podinit finds full when it reads is grown to 256 KiB,
+/// A child pipe that podinit finds busy when it reads is grown to 256 KiB,
 /// so that a flooding writer blocks less; the pipes of a quiet entry keep the
-/// kernel's 64 KiB (the pipe memory of a user is limited).
+/// kernel's 64 KiB (the pipe memory of a user is limited). The flood is
+/// written 2,100 bytes at a time, the worst case: the kernel puts one such
+/// write in each page, so even a full pipe holds only 33,600 bytes.
 #[test]
 fn a_busy_child_pipe_is_grown_and_a_quiet_one_is_not() {
     let td = TestDir::new();
-    let flood = r#"yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx | head -c 20000000
+    let flood = format!(
+        r#"{} -c 'import os
+line = b"x" * 2099 + b"\n"
+for _ in range(10000): os.write(1, line)'
 echo "flooded" >> "@REC@"
-exec sleep 100"#;
+exec sleep 100"#,
+        python()
+    );
     let cfg = td.config(&format!(
         "{}{}",
         entry("quiet", "sidecar", "echo hello; exec sleep 100", ""),
-        entry("app", "main", flood, "")
+        entry("app", "main", &flood, "")
     ));
     let mut run = td.podinit().config(&cfg).spawn();
     run.wait_for_record("flooded", secs(60.0));

@@ -453,3 +453,33 @@ fn every_thread_blocks_the_caught_signals_and_none_has_a_handler() {
     let out = run.wait();
     out.assert_code(128 + SIGTERM);
 }
+
+/// A caught signal that podinit's parent left blocked and pending is taken
+/// by podinit once it runs. It was lost as PID 1 (podinit emptied its mask
+/// before blocking what it catches, so the kernel dropped the SIGTERM as one
+/// with the default action, and the main ran to its end), and not as PID 1
+/// it killed podinit before the main started.
+#[test]
+fn a_signal_the_parent_left_pending_is_taken_not_lost() {
+    for pid1 in [true, false] {
+        let td = TestDir::new();
+        let cfg = td.config(&entry("app", "main", "echo \"start app\" >> \"@REC@\"; exec sleep 30", ""));
+        let launcher = if pid1 { td.podinit() } else { td.podinit_not_pid1() };
+        let block_and_raise = "import os, signal, sys\n\
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n\
+            os.kill(os.getpid(), signal.SIGTERM)\n\
+            os.execv(sys.argv[1], sys.argv[1:])";
+        let started = Instant::now();
+        let run = launcher.deadline(secs(60.0)).config(&cfg).spawn_wrapped(
+            &[python(), "-c", block_and_raise],
+            |cmd| {
+                cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+            },
+        );
+        let exit = run.wait();
+        let took = started.elapsed();
+        // Generous: the main sleeps 30 s unless the SIGTERM reaches it.
+        assert!(took < secs(15.0), "pid1 {pid1}: the pending SIGTERM was lost: {exit:?} after {took:?}");
+        assert_eq!(exit.code, Some(128 + libc::SIGTERM), "pid1 {pid1}: {exit:?} after {took:?}");
+    }
+}

@@ -52,12 +52,13 @@ const SHORT_COPY: usize = 128;
 fn overlapping<const N: usize>(dst: &mut [std::mem::MaybeUninit<u8>], src: &[u8]) {
     let n = src.len();
     debug_assert!((N..=2 * N).contains(&n) && dst.len() == n);
-    let (Ok(head), Ok(tail)) = (<[u8; N]>::try_from(&src[..N]), <[u8; N]>::try_from(&src[n - N..])) else {
-        return;
-    };
-    // SAFETY: each target is a slice of exactly N bytes of `dst`, written as
-    // one unaligned [u8; N]; MaybeUninit<u8> has the layout of u8.
+    let (src_head, src_tail) = (&src[..N], &src[n - N..]);
+    // SAFETY: each slice read or written here is N bytes long (the slicing
+    // checks the bounds: n >= N and dst is n long), read and written as one
+    // unaligned [u8; N]; MaybeUninit<u8> has the layout of u8.
     unsafe {
+        let head = src_head.as_ptr().cast::<[u8; N]>().read_unaligned();
+        let tail = src_tail.as_ptr().cast::<[u8; N]>().read_unaligned();
         dst[..N].as_mut_ptr().cast::<[u8; N]>().write_unaligned(head);
         dst[n - N..].as_mut_ptr().cast::<[u8; N]>().write_unaligned(tail);
     }

@@ -335,9 +335,10 @@ fn block_all_signals() {
 fn start_log_thread() -> Option<std_mpsc::SyncSender<LogItem>> {
     let (tx, rx) = std_mpsc::sync_channel::<LogItem>(LOG_QUEUE);
     let spawned = std::thread::Builder::new().name("podinit-log".into()).spawn(move || {
-        // Started before the signal thread blocks what podinit catches, so it
-        // blocks every signal itself: none may wait on this thread, which may
-        // sit in a write to a stderr nobody reads.
+        // Started at the first log line, which may come before the signal
+        // thread blocks what podinit catches, so it blocks every signal
+        // itself: none may wait on this thread, which may sit in a write to a
+        // stderr nobody reads.
         block_all_signals();
         for item in rx {
             match item {

@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Called once at start-up: every signal that podinit's own parent left
-/// ignored (nohup, a shell's background job) goes back to default, and the mask
-/// is emptied. SIGPIPE stays ignored for podinit itself: a closed stdout must
+/// ignored (nohup, a shell's background job) goes back to default. The mask
+/// is left as inherited, so that a signal the parent left blocked and pending
+/// waits for [`take_on_signal_thread`], which sets the whole mask. SIGPIPE stays ignored for podinit itself: a closed stdout must
 /// give EPIPE, not death. Children reset everything anyway
 /// ([`reset_for_child`]); this is for podinit's own sake (an ignored SIGTERM
 /// would be one podinit never hears of).
@@ -42,17 +43,17 @@ pub fn reset_inherited() {
                 libc::sigaction(sig, &dfl, std::ptr::null_mut());
             }
         }
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
     }
 }
 
 /// Takes every signal podinit catches on a thread of its own,
 /// `podinit-signals`, and hands them to the event loop as [`Caught`].
 ///
-/// `caught` (the signals podinit acts on or forwards) is blocked in the
-/// calling thread, and so in every thread it starts afterwards: no thread
+/// The calling thread's mask becomes exactly `caught` (the signals podinit
+/// acts on or forwards), whatever podinit inherited: what the parent blocked
+/// besides is unblocked, and a caught signal it left blocked and pending
+/// stays pending for the signal thread rather than taking its default action.
+/// Every thread started afterwards inherits that mask: no thread
 /// ever runs a handler for one, and none is installed. The signal thread
 /// takes them off the kernel's queue with `sigwaitinfo(2)`, as tini does
 /// with `sigtimedwait`. Call it first, before any other thread is started: a
@@ -73,8 +74,8 @@ pub fn reset_inherited() {
 /// unaffected: [`reset_for_child`] empties the mask they inherit.
 ///
 /// # Errors
-/// The thread could not be started. The mask is then put back (podinit
-/// cannot hear the signals without it) and the caller must give up.
+/// The thread could not be started. The caught signals are then unblocked
+/// again and the caller must give up (podinit cannot hear them).
 pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> std::io::Result<Caught> {
     // SAFETY: sigemptyset/sigaddset on a local set, pthread_sigmask on the
     // calling thread only.
@@ -84,7 +85,7 @@ pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> s
         for sig in caught {
             libc::sigaddset(&mut set, sig);
         }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
         set
     };
     let shared = Arc::new(Pending { bits: AtomicU64::new(0), wake: tokio::sync::Notify::new() });
