@@ -13,8 +13,9 @@ use std::sync::Arc;
 /// Called once at start-up: every signal that podinit's own parent left
 /// ignored (nohup, a shell's background job) goes back to default. The mask
 /// is left as inherited, so that a signal the parent left blocked and pending
-/// waits for [`take_on_signal_thread`], which sets the whole mask. SIGPIPE stays ignored for podinit itself: a closed stdout must
-/// give EPIPE, not death. Children reset everything anyway
+/// waits for [`take_on_signal_thread`], which sets the whole mask. SIGPIPE
+/// stays ignored for podinit itself: a closed stdout must give EPIPE, not
+/// death. Children reset everything anyway
 /// ([`reset_for_child`]); this is for podinit's own sake (an ignored SIGTERM
 /// would be one podinit never hears of).
 pub fn reset_inherited() {
@@ -25,8 +26,8 @@ pub fn reset_inherited() {
     });
     // Unknown: as if all three were ignored, so that every child resets them.
     INHERITED_IGNORED.store(ignored.map_or(C_LIBRARY_SIGNALS, |m| m & C_LIBRARY_SIGNALS), Ordering::Relaxed);
-    // SAFETY: plain sigaction/sigprocmask calls on locally owned structures,
-    // before any thread or handler exists.
+    // SAFETY: plain sigaction calls on locally owned structures, before any
+    // other thread but the log thread (which blocks every signal) exists.
     unsafe {
         let mut dfl: libc::sigaction = std::mem::zeroed();
         dfl.sa_sigaction = libc::SIG_DFL;
@@ -112,8 +113,8 @@ pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> s
 /// The signals the signal thread has taken, for the event loop
 /// ([`take_on_signal_thread`]). Each kind is reported once however often it
 /// arrived since the last look: the kernel itself merges a standard signal
-/// that is already pending, and a flood of one real-time signal then wakes
-/// the loop once, not once per signal.
+/// that is already pending, and a burst of one real-time signal between two
+/// looks is reported once.
 pub struct Caught {
     shared: Arc<Pending>,
     /// Taken from `shared.bits` and not yet handed out (bit N-1 for signal N).
