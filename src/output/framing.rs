@@ -15,7 +15,7 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// copies per line it was a quarter of the CPU of a prefixed pipeline of
 /// 100-byte lines (perf). Longer slices go to `memcpy`.
 #[inline]
-pub(crate) fn append(out: &mut Vec<u8>, src: &[u8]) {
+fn append(out: &mut Vec<u8>, src: &[u8]) {
     let n = src.len();
     if n > SHORT_COPY {
         out.extend_from_slice(src);

@@ -202,21 +202,9 @@ impl Reaper {
     /// below podinit either: an orphan is reparented to podinit (PID 1, or the
     /// child subreaper) before its parent can be reaped.
     pub fn has_children() -> bool {
-        loop {
-            // SAFETY: waitid(2) into a zeroed, locally owned siginfo_t.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-            // SAFETY: as above.
-            if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } == 0 {
-                return true;
-            }
-            match errno() {
-                libc::EINTR => continue,
-                libc::ECHILD => return false,
-                // Unknown: look for them the long way.
-                _ => return true,
-            }
-        }
+        // An unknown error counts as children: the caller then looks for
+        // them the long way.
+        !matches!(peek(), Peek::NoChildren)
     }
 
     /// Whether any managed child is still registered.
@@ -225,9 +213,20 @@ impl Reaper {
     }
 }
 
-/// The pid of a child that has exited, left unreaped (`WNOWAIT`); `None` when
-/// none has (or there are no children).
-fn peek_exited() -> Option<i32> {
+/// What `waitid(2)` with `WNOWAIT` sees among podinit's children, without
+/// reaping any.
+enum Peek {
+    /// This child has exited and is left unreaped.
+    Exited(i32),
+    /// There are children, none of them exited.
+    Running,
+    /// There are no children at all (ECHILD).
+    NoChildren,
+    /// waitid failed otherwise (logged).
+    Failed,
+}
+
+fn peek() -> Peek {
     loop {
         // SAFETY: waitid(2) into a zeroed, locally owned siginfo_t.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -236,16 +235,25 @@ fn peek_exited() -> Option<i32> {
         if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } != 0 {
             match errno() {
                 libc::EINTR => continue,
-                libc::ECHILD => return None,
+                libc::ECHILD => return Peek::NoChildren,
                 e => {
                     tracing::warn!("waitid: {}", io::Error::from_raw_os_error(e));
-                    return None;
+                    return Peek::Failed;
                 }
             }
         }
         // SAFETY: waitid filled in a SIGCHLD siginfo (or left it zero).
         let pid = unsafe { info.si_pid() };
-        return (pid > 0).then_some(pid);
+        return if pid > 0 { Peek::Exited(pid) } else { Peek::Running };
+    }
+}
+
+/// The pid of a child that has exited, left unreaped; `None` when none has
+/// (or there are no children).
+fn peek_exited() -> Option<i32> {
+    match peek() {
+        Peek::Exited(pid) => Some(pid),
+        Peek::Running | Peek::NoChildren | Peek::Failed => None,
     }
 }
 
