@@ -96,78 +96,148 @@ pub(crate) fn json_head(process: &str, stream: &str) -> Vec<u8> {
 
 pub(crate) fn json_body(head: &[u8], line: &[u8], out: &mut Vec<u8>) {
     append(out, head);
-    match std::str::from_utf8(line) {
-        Ok(text) => json_string(text, out),
-        Err(_) => json_string(&String::from_utf8_lossy(line), out),
+    out.reserve(line.len() + 2);
+    out.push(b'"');
+    // One pass for the usual line, plain ASCII: the scan for bytes to escape
+    // also stops at the first byte that is not ASCII, and only from there is
+    // the line checked as UTF-8 (and its invalid bytes replaced).
+    let ascii = escape::<true>(line, out);
+    if ascii < line.len() {
+        escape::<false>(String::from_utf8_lossy(&line[ascii..]).as_bytes(), out);
     }
+    out.push(b'"');
     append(out, b"}\n");
 }
 
-/// Bytes looked at together when skipping over text that needs no escape.
-const CHUNK: usize = 8;
-
-/// Whether `b` needs an escape in a JSON string.
-fn needs_escape(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
+/// Appends `s` as a JSON string literal (quoted, escaped) to `out`. Runs of
+/// bytes that need no escape are copied whole.
+pub fn json_string(s: &str, out: &mut Vec<u8>) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    escape::<false>(s.as_bytes(), out);
+    out.push(b'"');
 }
 
-/// How many bytes at the start of `bytes` are whole chunks of [`CHUNK`]
-/// bytes with nothing to escape. A chunk is tested as one 64-bit word, all
-/// its bytes at once (the "has a byte less than n" and "has a zero byte"
-/// word tricks).
-fn clean_chunks(bytes: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+/// Appends `bytes` to `out` escaped for the inside of a JSON string, and
+/// returns how many bytes it took: all of them, or with `ASCII_ONLY` those
+/// before the first byte that is not ASCII (which the caller must check as
+/// UTF-8 first). Without `ASCII_ONLY`, `bytes` must be UTF-8.
+fn escape<const ASCII_ONLY: bool>(bytes: &[u8], out: &mut Vec<u8>) -> usize {
+    let mut i = 0;
+    loop {
+        let run = i;
+        i += plain_run::<ASCII_ONLY>(&bytes[i..]);
+        append(out, &bytes[run..i]);
+        let Some(&b) = bytes.get(i) else { return i };
+        if b >= 0x80 {
+            return i; // only with ASCII_ONLY
+        }
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Whether `b` goes into a JSON string as it is: not a control character,
+/// quote or backslash, and with `ASCII_ONLY` not above ASCII either.
+fn is_plain<const ASCII_ONLY: bool>(b: u8) -> bool {
+    b >= 0x20 && b != b'"' && b != b'\\' && (!ASCII_ONLY || b < 0x80)
+}
+
+#[cfg(target_arch = "x86_64")]
+use plain_run_sse2 as plain_run;
+#[cfg(not(target_arch = "x86_64"))]
+use plain_run_words as plain_run;
+
+/// How many bytes at the start of `bytes` are plain ([`is_plain`]), 16 at a
+/// time: one SSE2 comparison of each kind per 16 bytes (SSE2 is part of every
+/// x86_64), the last 16 loaded so that they end where `bytes` does.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn plain_run_sse2<const ASCII_ONLY: bool>(bytes: &[u8]) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
+        _mm_or_si128, _mm_set1_epi8,
+    };
+    const BLOCK: usize = 16;
+    let n = bytes.len();
+    if n < BLOCK {
+        return bytes.iter().position(|&b| !is_plain::<ASCII_ONLY>(b)).unwrap_or(n);
+    }
+    // SAFETY: SSE2 is always there on x86_64; each load reads the 16 bytes at
+    // an offset of at most n - 16 into `bytes`, unaligned loads being allowed.
+    unsafe {
+        // A bit for each of the 16 bytes at `at` that is not plain.
+        let dirty = |at: usize| -> u32 {
+            let x = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
+            let low = if ASCII_ONLY {
+                // Signed: below 0x20, or 0x80 and above.
+                _mm_cmplt_epi8(x, _mm_set1_epi8(0x20))
+            } else {
+                // Unsigned x <= 0x1f.
+                _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x)
+            };
+            let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+            let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+            _mm_movemask_epi8(_mm_or_si128(low, _mm_or_si128(quote, backslash))) as u32
+        };
+        let mut at = 0;
+        while at + BLOCK <= n {
+            let mask = dirty(at);
+            if mask != 0 {
+                return at + mask.trailing_zeros() as usize;
+            }
+            at += BLOCK;
+        }
+        if at == n {
+            return n;
+        }
+        // The last block overlaps the one before: its first bytes are known plain.
+        let last = n - BLOCK;
+        let mask = dirty(last) >> (at - last);
+        if mask != 0 {
+            at + mask.trailing_zeros() as usize
+        } else {
+            n
+        }
+    }
+}
+
+/// How many bytes at the start of `bytes` are plain ([`is_plain`]), eight at
+/// a time: each word tested whole with the "has a byte less than n" and "has
+/// a zero byte" tricks, whose lowest flagged byte is always a true one.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline]
+fn plain_run_words<const ASCII_ONLY: bool>(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
     // A byte of `x` below `n` (n at most 128) sets its high bit here.
     let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
     let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let mut clean = 0;
-    for chunk in bytes.chunks_exact(CHUNK) {
-        let mut word = [0u8; CHUNK];
+    let mut at = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_ne_bytes(word);
-        if below(x, 0x20) | zero(x ^ (ONES * u64::from(b'"'))) | zero(x ^ (ONES * u64::from(b'\\'))) != 0 {
-            break;
+        let x = u64::from_le_bytes(word);
+        let high = if ASCII_ONLY { x & HIGHS } else { 0 };
+        let mask =
+            below(x, 0x20) | zero(x ^ (ONES * u64::from(b'"'))) | zero(x ^ (ONES * u64::from(b'\\'))) | high;
+        if mask != 0 {
+            return at + (mask.trailing_zeros() / 8) as usize;
         }
-        clean += CHUNK;
+        at += 8;
     }
-    clean
-}
-
-/// Appends `s` as a JSON string literal (quoted, escaped) to `out`. Runs of
-/// bytes that need no escape are copied whole; whole chunks of them are
-/// skipped at once.
-pub fn json_string(s: &str, out: &mut Vec<u8>) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    let mut run = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        i += clean_chunks(&bytes[i..]);
-        // Byte by byte to the end of this chunk (it holds an escape, or is
-        // the short end of the text).
-        let end = (i + CHUNK).min(bytes.len());
-        while i < end {
-            let b = bytes[i];
-            i += 1;
-            if !needs_escape(b) {
-                continue;
-            }
-            append(out, &bytes[run..i - 1]);
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                _ => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
-            }
-            run = i;
-        }
-    }
-    append(out, &bytes[run..]);
-    out.push(b'"');
+    at + bytes[at..].iter().position(|&b| !is_plain::<ASCII_ONLY>(b)).unwrap_or(bytes.len() - at)
 }
 
 /// Splits `data` into lines framed by `framing`, appended to `out`, carrying an
@@ -228,8 +298,9 @@ fn each_line(carry: &mut Vec<u8>, mut data: &[u8], mut emit: impl FnMut(&[u8])) 
 /// Splits `data` into prefixed lines appended to `out`, carrying an unfinished
 /// line in `carry` (never longer than [`MAX_LINE`]).
 pub fn frame_lines(prefix: &[u8], carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<u8>) {
-    let lines = memchr::memchr_iter(b'\n', data).count() + data.len() / MAX_LINE + 1;
-    out.reserve(carry.len() + data.len() + lines * (prefix.len() + 1));
+    // Room for lines of 32 bytes or more; shorter ones grow `out` as they go
+    // (counting the lines first would be a second pass over the data).
+    out.reserve(carry.len() + data.len() + (data.len() / 32 + 1) * (prefix.len() + 1));
     each_line(carry, data, |line| {
         append(out, prefix);
         append(out, line);
@@ -354,6 +425,82 @@ mod tests {
             let mut out = Vec::new();
             json_string(&text, &mut out);
             assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&reference(&text)), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn json_lines_match_the_plain_way_for_any_bytes() {
+        // Bytes to escape, UTF-8 sequences whole and cut, and bytes that are
+        // never UTF-8, at every offset of lines shorter and longer than the
+        // 16-byte blocks of the scan.
+        let pieces: [&[u8]; 12] = [
+            b"\"",
+            b"\\",
+            b"\t",
+            b"\x01",
+            b"\x1f",
+            b"\x7f",
+            "é".as_bytes(),
+            "€".as_bytes(),
+            b"\xe2\x82",
+            b"\xff",
+            b"\x80",
+            b" ",
+        ];
+        let mut seed: u64 = 7;
+        for len in 0..120 {
+            for _ in 0..20 {
+                let mut line = Vec::new();
+                while line.len() < len {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    if seed >> 61 == 0 {
+                        line.extend_from_slice(pieces[(seed >> 32) as usize % pieces.len()]);
+                    } else {
+                        line.push(b'a' + (seed >> 40) as u8 % 26);
+                    }
+                }
+                let mut out = Vec::new();
+                json_body(b"", &line, &mut out);
+                let mut want = reference(&String::from_utf8_lossy(&line));
+                want.extend_from_slice(b"}\n");
+                assert!(
+                    out == want,
+                    "{:?}: {:?}",
+                    String::from_utf8_lossy(&line),
+                    String::from_utf8_lossy(&out)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn both_scans_stop_at_the_first_byte_that_is_not_plain() {
+        let mut seed: u64 = 3;
+        for len in 0..80 {
+            for _ in 0..200 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        // Mostly plain bytes; now and then any byte at all.
+                        if seed >> 59 == 0 {
+                            (seed >> 32) as u8
+                        } else {
+                            b'a'
+                        }
+                    })
+                    .collect();
+                let want = |ascii: bool| {
+                    let plain = |b: u8| if ascii { is_plain::<true>(b) } else { is_plain::<false>(b) };
+                    bytes.iter().position(|&b| !plain(b)).unwrap_or(len)
+                };
+                assert_eq!(plain_run_words::<true>(&bytes), want(true), "{bytes:?}");
+                assert_eq!(plain_run_words::<false>(&bytes), want(false), "{bytes:?}");
+                #[cfg(target_arch = "x86_64")]
+                {
+                    assert_eq!(plain_run_sse2::<true>(&bytes), want(true), "{bytes:?}");
+                    assert_eq!(plain_run_sse2::<false>(&bytes), want(false), "{bytes:?}");
+                }
+            }
         }
     }
 
