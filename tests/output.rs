@@ -151,6 +151,53 @@ for raw in sys.stdin:
     assert_eq!(parse(&out.stderr), "app|stderr|json-err\n", "{}", out.report());
 }
 
+/// json mode with any bytes at all: every line of a file of control
+/// characters, quotes, backslashes, UTF-8 (whole and cut) and bytes that are
+/// never UTF-8, at every offset and length, comes out as one JSON object
+/// whose `line` is the input line with invalid bytes replaced (U+FFFD).
+#[test]
+fn json_mode_escapes_any_bytes_into_valid_json() {
+    let pieces: [&[u8]; 10] =
+        [b"\"", b"\\", b"\t", b"\r", b"\x01", b"\x7f", "é€".as_bytes(), b"\xe2\x82", b"\xff", b"\xc3"];
+    let mut seed: u64 = 11;
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    for len in 0..300 {
+        let mut line = Vec::new();
+        while line.len() < len {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if seed >> 60 == 0 {
+                line.extend_from_slice(pieces[(seed >> 32) as usize % pieces.len()]);
+            } else {
+                line.push(b' ' + (seed >> 40) as u8 % 90);
+            }
+        }
+        lines.push(line);
+    }
+    let td = TestDir::new();
+    let input: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+    std::fs::write(td.file("input"), &input).unwrap();
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\n\n");
+    cfg += &entry("app", "main", "cat @DIR@/input", "log = \"json\"");
+    let path = td.config(&cfg);
+    let out = td.podinit().config(&path).deadline(secs(10.0)).run();
+    out.assert_code(0);
+    let got: Vec<String> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}"));
+            assert_eq!(v["process"], "app", "{l}");
+            v["line"].as_str().unwrap_or_else(|| panic!("no line: {l}")).to_owned()
+        })
+        .collect();
+    let want: Vec<String> = lines.iter().map(|l| String::from_utf8_lossy(l).into_owned()).collect();
+    assert_eq!(got.len(), want.len(), "{}", out.report());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(g == w, "line {i}: got {g:?}, want {w:?}");
+    }
+}
+
 /// Stdin goes to the first main; every other entry reads /dev/null.
 #[test]
 fn stdin_goes_to_the_first_main_only() {
