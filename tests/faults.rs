@@ -202,10 +202,16 @@ fn kill_random(podinit: i32, rng: &mut Rng, phase: &'static str, names: &[&str])
 
 /// A script that records `start NAME`, optionally marks itself up after
 /// 100 ms (for its startup probe), loops, and on SIGTERM records `stop NAME`,
-/// drains for `drain_ticks` x 50 ms and exits 0.
+/// drains for `drain_ticks` x 50 ms and exits 0. The mark is retried until
+/// it is made: a random SIGKILL of the `touch` itself must not leave the
+/// sidecar running but never started (its startup probe would then take its
+/// whole 20 s to fail, as long as the test waits for the mains).
 fn drainer(name: &str, up: bool, drain_ticks: u32) -> String {
     let (rm, touch) = if up {
-        (format!("rm -f \"@DIR@/{name}.up\"\n"), format!("sleep 0.1\ntouch \"@DIR@/{name}.up\"\n"))
+        (
+            format!("rm -f \"@DIR@/{name}.up\"\n"),
+            format!("sleep 0.1\nuntil touch \"@DIR@/{name}.up\"; do :; done\n"),
+        )
     } else {
         (String::new(), String::new())
     };
