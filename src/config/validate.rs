@@ -976,7 +976,7 @@ command = ["/app/server"]
     }
 
     #[test]
-    fn every_rule_of_spec_section_1_is_enforced() {
+    fn every_validation_rule_of_the_config_is_enforced() {
         let cases = [
             ("[[process]]\nname=\"A\"\ncommand=\"x\"\n", "bad name"),
             (&format!("[[process]]\nname=\"{}\"\ncommand=\"x\"\n", "a".repeat(64)), "longer than 63"),
