@@ -248,7 +248,7 @@ pub fn frame(framing: &Framing, carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<
         Framing::Json { process, stream } => {
             // One time stamp for every line of one read: they arrived together.
             let head = json_head(process, stream);
-            out.reserve(data.len() + (data.len() / 32 + 1) * (head.len() + 4));
+            out.reserve(framed_room(data.len(), head.len() + 4));
             each_line(carry, data, |line| json_body(&head, line, out));
         }
     }
@@ -295,12 +295,18 @@ fn each_line(carry: &mut Vec<u8>, mut data: &[u8], mut emit: impl FnMut(&[u8])) 
     carry.extend_from_slice(data);
 }
 
+/// Room (bytes) for `len` bytes of lines framed with `per_line` bytes each,
+/// counting on lines of 32 bytes or more: shorter ones grow the buffer as
+/// they go, which costs less than counting the lines first (a second pass
+/// over the data).
+fn framed_room(len: usize, per_line: usize) -> usize {
+    len + (len / 32 + 1) * per_line
+}
+
 /// Splits `data` into prefixed lines appended to `out`, carrying an unfinished
 /// line in `carry` (never longer than [`MAX_LINE`]).
 pub fn frame_lines(prefix: &[u8], carry: &mut Vec<u8>, data: &[u8], out: &mut Vec<u8>) {
-    // Room for lines of 32 bytes or more; shorter ones grow `out` as they go
-    // (counting the lines first would be a second pass over the data).
-    out.reserve(carry.len() + data.len() + (data.len() / 32 + 1) * (prefix.len() + 1));
+    out.reserve(carry.len() + framed_room(data.len(), prefix.len() + 1));
     each_line(carry, data, |line| {
         append(out, prefix);
         append(out, line);
