@@ -161,14 +161,19 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
         }
     }
     podinit::runtime::signals::reset_inherited();
-    podinit::runtime::signals::ignore_own_stops_and_limits();
     // The signals podinit catches: its own, then the ones it forwards. Blocked
     // before the runtime or any other thread exists and taken by the signal
     // thread alone (docs/signals.md, "How podinit takes signals"), so that no
     // SIGCHLD or SIGTERM is missed before the event loop runs.
     let own = podinit::runtime::supervisor::OWN_SIGNALS.map(podinit::config::Signal::number);
     let forwarded = podinit::config::Signal::forwarded().map(podinit::config::Signal::number);
-    let signals = match podinit::runtime::signals::take_on_signal_thread(own.into_iter().chain(forwarded)) {
+    let caught = own.into_iter().chain(forwarded);
+    if podinit::runtime::plain::fits(&spec, config.is_some()) {
+        // One command and nothing to serve: one thread, no runtime, as tini.
+        let caught = podinit::runtime::signals::block_caught(caught);
+        return safety_net(|| podinit::runtime::plain::run(spec, &caught));
+    }
+    let signals = match podinit::runtime::signals::take_on_signal_thread(caught) {
         Ok(signals) => signals,
         Err(e) => {
             eprintln!("podinit: error: cannot start the signal thread: {e}");
@@ -183,12 +188,17 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
         }
     };
     let local = tokio::task::LocalSet::new();
-    // Safety net: a bug that panics must not leave children behind (as PID 1,
-    // podinit's death would kill the container without a word) nor exit with
-    // Rust's 101. The panic hook has already said what happened.
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    safety_net(|| {
         local.block_on(&runtime, podinit::runtime::supervisor::run(spec, config, load_options, signals))
-    }));
+    })
+}
+
+/// Runs the pod. A bug that panics must not leave children behind (as PID 1,
+/// podinit's death would kill the container without a word) nor exit with
+/// Rust's 101: every descendant is killed and reaped, and the status is 1.
+/// The panic hook has already said what happened.
+fn safety_net(pod: impl FnOnce() -> i32) -> i32 {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(pod));
     match outcome {
         Ok(status) => status,
         Err(_) => {

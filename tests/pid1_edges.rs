@@ -454,6 +454,40 @@ fn every_thread_blocks_the_caught_signals_and_none_has_a_handler() {
     out.assert_code(128 + SIGTERM);
 }
 
+/// A plain init (`podinit -- cmd`, no config, no status socket named) runs on
+/// one thread, which blocks every signal it catches and installs no handler:
+/// it takes them itself with sigtimedwait, as tini does. Then it still
+/// forwards a signal to the main and ends with the main's status.
+#[test]
+fn a_plain_init_is_one_thread_that_blocks_what_it_catches() {
+    let td = TestDir::new();
+    let main = td.expand(r#"trap 'echo "got HUP" >> "@REC@"; exit 5' HUP; echo "start app" >> "@REC@"; while :; do sleep 0.05; done"#);
+    let mut run = td.podinit().args(["--", "sh", "-c", &main]).spawn();
+    run.wait_for_record("start app", secs(10.0));
+    let pid = run.podinit_pid();
+    // Under an emulator (PODINIT_TEST_RUNNER, qemu-user) the kernel sees the
+    // emulator's threads, masks and handlers, not podinit's.
+    if !matches!(std::env::var_os("PODINIT_TEST_RUNNER"), Some(r) if !r.is_empty()) {
+        let threads = thread_masks(pid);
+        assert_eq!(threads.len(), 1, "a plain init has one thread: {threads:x?}");
+        let caught: u64 = [1, 15, 17, 37, 64].iter().map(|s| 1u64 << (s - 1)).sum();
+        let (_, blocked, handled) = threads[0];
+        assert_eq!(handled & caught, 0, "caught signals with a handler: {threads:x?}");
+        // While the thread waits in sigtimedwait the kernel shows the caught
+        // set unblocked (the real mask is kept aside); what stays is what
+        // podinit blocks and never takes: its own stops and limits.
+        let stops: u64 = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ]
+            .iter()
+            .map(|s| 1u64 << (s - 1))
+            .sum();
+        assert_eq!(blocked & stops, stops, "stops and limits not blocked: {threads:x?}");
+    }
+    run.signal(libc::SIGHUP);
+    let out = run.wait();
+    out.assert_code(5);
+    assert!(out.records.contains(&"got HUP".to_string()), "{}", out.report());
+}
+
 /// A caught signal that podinit's parent left blocked and pending is taken
 /// by podinit once it runs. It was lost as PID 1 (podinit emptied its mask
 /// before blocking what it catches, so the kernel dropped the SIGTERM as one

@@ -133,6 +133,8 @@ fn reload_of_a_plain_init_is_refused() {
         .podinit()
         .args(["--", "sh", "-c", "echo started >> \"$0\"; sleep 30"])
         .arg(td.rec())
+        // A plain init has a status socket only when one is named.
+        .env("PODINIT_STATUS_SOCKET", td.file("status.sock"))
         .deadline(secs(30.0))
         .spawn();
     run.wait_for_record("started", secs(10.0));

@@ -1,5 +1,6 @@
 //! The runtime layer: the only code that touches processes. The event loop
-//! (`supervisor`) carries out what the lifecycle decides; `reaper` is the one
+//! (`supervisor`) carries out what the lifecycle decides, and `plain` does
+//! the same on one thread for a plain init (`podinit -- cmd`); `reaper` is the one
 //! waiter for children; `spawn` starts them; `signals` sets podinit's own
 //! signal dispositions, starts the signal thread that takes every signal
 //! podinit catches, and resets a child's; `task` keeps panics in tasks from
@@ -7,6 +8,7 @@
 //! notification pipes, log-line watches).
 
 pub mod announce;
+pub mod plain;
 pub mod reaper;
 pub mod signals;
 pub mod spawn;

@@ -50,11 +50,11 @@ pub fn reset_inherited() {
 /// Takes every signal podinit catches on a thread of its own,
 /// `podinit-signals`, and hands them to the event loop as [`Caught`].
 ///
-/// The calling thread's mask becomes exactly `caught` (the signals podinit
-/// acts on or forwards), whatever podinit inherited: what the parent blocked
-/// besides is unblocked, and a caught signal it left blocked and pending
-/// stays pending for the signal thread rather than taking its default action.
-/// Every thread started afterwards inherits that mask: no thread
+/// The calling thread's mask becomes `caught` (the signals podinit acts on
+/// or forwards) and podinit's own stops and limits ([`block_caught`]),
+/// whatever podinit inherited: what the parent blocked besides is unblocked,
+/// and a caught signal it left blocked and pending stays pending for the
+/// signal thread rather than taking its default action. Every thread started afterwards inherits that mask: no thread
 /// ever runs a handler for one, and none is installed. The signal thread
 /// takes them off the kernel's queue with `sigwaitinfo(2)`, as tini does
 /// with `sigtimedwait`. Call it first, before any other thread is started: a
@@ -78,17 +78,7 @@ pub fn reset_inherited() {
 /// The thread could not be started. The caught signals are then unblocked
 /// again and the caller must give up (podinit cannot hear them).
 pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> std::io::Result<Caught> {
-    // SAFETY: sigemptyset/sigaddset on a local set, pthread_sigmask on the
-    // calling thread only.
-    let set = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in caught {
-            libc::sigaddset(&mut set, sig);
-        }
-        libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-        set
-    };
+    let set = block_caught(caught);
     let shared = Arc::new(Pending { bits: AtomicU64::new(0), wake: tokio::sync::Notify::new() });
     let to_loop = Arc::clone(&shared);
     let spawned = std::thread::Builder::new().name("podinit-signals".into()).spawn(move || loop {
@@ -108,6 +98,50 @@ pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> s
             Err(e)
         }
     }
+}
+
+/// Makes the calling thread's signal mask exactly `caught` plus podinit's
+/// own stops and limits ([`OWN_STOPS_AND_LIMITS`]), and returns the set of
+/// `caught` alone, the one to wait for: what the parent blocked besides is
+/// unblocked, and a caught signal it left blocked and pending stays pending
+/// for whoever waits for the set ([`take_on_signal_thread`], or [`wait_for`]
+/// on the plain init's one thread). Threads started afterwards inherit the
+/// mask.
+pub fn block_caught(caught: impl IntoIterator<Item = libc::c_int>) -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset on local sets, pthread_sigmask on the
+    // calling thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in caught {
+            libc::sigaddset(&mut set, sig);
+        }
+        let mut mask = set;
+        for sig in OWN_STOPS_AND_LIMITS {
+            libc::sigaddset(&mut mask, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
+        set
+    }
+}
+
+/// Takes one signal of `set` (blocked in the calling thread, [`block_exactly`])
+/// off the kernel's queue, waiting at most `timeout` (`None`: as long as it
+/// takes); `None` when the time ran out or the wait was interrupted. The
+/// kernel hands out the lowest-numbered pending signal first, so SIGCHLD and
+/// SIGTERM always come before any real-time signal: a flood of those never
+/// delays reaping or termination (`sigtimedwait(2)`, as tini waits).
+pub fn wait_for(set: &libc::sigset_t, timeout: Option<std::time::Duration>) -> Option<libc::c_int> {
+    // Capped at 2^31 - 1 s (68 years), which fits every width of time_t.
+    let limit = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs().min(0x7fff_ffff).try_into().unwrap_or(0),
+        tv_nsec: t.subsec_nanos().into(),
+    });
+    let limit_ptr = limit.as_ref().map_or(std::ptr::null(), |l| l as *const libc::timespec);
+    // SAFETY: a set and a timespec owned by the caller and this frame; no
+    // siginfo is asked for.
+    let sig = unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), limit_ptr) };
+    (sig > 0).then_some(sig)
 }
 
 /// The signals the signal thread has taken, for the event loop
@@ -151,37 +185,29 @@ impl Caught {
     }
 }
 
-/// Signals about podinit itself that must neither stop nor kill it, ignored
-/// for podinit only (children reset them before exec like every other
-/// signal): SIGTSTP, SIGTTIN, SIGTTOU (an init that stops, with its children
-/// running, helps no one; with a terminal the first main owns the foreground
-/// and podinit must not be stopped when it writes to the terminal or hands it
-/// back), and SIGXCPU and SIGXFSZ, which the kernel sends when podinit itself
-/// passes its CPU time or file size limit (forwarding them would kill an
-/// innocent main; ignored, a write past the limit fails instead).
-pub fn ignore_own_stops_and_limits() {
-    // SAFETY: setting a signal to SIG_IGN installs no handler code.
-    unsafe {
-        for sig in OWN_STOPS_AND_LIMITS {
-            libc::signal(sig, libc::SIG_IGN);
-        }
-    }
-}
-
-/// The signals [`ignore_own_stops_and_limits`] ignores.
+/// Signals about podinit itself that must neither stop nor kill it,
+/// blocked in podinit ([`block_caught`]) and never taken, so they stay
+/// pending and never act: SIGTSTP, SIGTTIN, SIGTTOU (an init that stops,
+/// with its children running, helps no one; with a terminal the first main
+/// owns the foreground and podinit must not be stopped when it writes to the
+/// terminal or hands it back: the kernel lets a process that blocks SIGTTOU
+/// do both, as one that ignores it), and SIGXCPU and SIGXFSZ, which the
+/// kernel sends when podinit itself passes its CPU time or file size limit
+/// (forwarding them would kill an innocent main; blocked, a write past the
+/// limit fails with EFBIG instead). Blocked rather than ignored: an ignored
+/// disposition survives exec, so every child would have to put five of them
+/// back; the mask a child empties anyway ([`reset_for_child`]).
 const OWN_STOPS_AND_LIMITS: [i32; 5] =
     [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ];
 
-/// Every signal podinit itself may have ignored once [`reset_inherited`] and
-/// [`ignore_own_stops_and_limits`] have run: SIGPIPE (Rust's runtime ignores
-/// it), those five, and the C library's own 32, 33 and 34, which libc's
-/// `sigaction` refuses to touch, so that one inherited ignored (a parent that
-/// started podinit with `posix_spawn` leaves them so) stays ignored in
-/// podinit. Every other signal is at its default or has one of the Rust
-/// runtime's fault handlers (SIGSEGV, SIGBUS), which exec resets: so these
-/// nine are all a child must put back.
-const IGNORED_BY_PODINIT: [i32; 9] =
-    [libc::SIGPIPE, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ, 32, 33, 34];
+/// Every signal podinit itself may have ignored once [`reset_inherited`] has
+/// run: SIGPIPE (Rust's runtime ignores it) and the C library's own 32, 33
+/// and 34, which libc's `sigaction` refuses to touch, so that one inherited
+/// ignored (a parent that started podinit with `posix_spawn` leaves them so)
+/// stays ignored in podinit. Every other signal is at its default or has one
+/// of the Rust runtime's fault handlers (SIGSEGV, SIGBUS), which exec resets:
+/// so these four are all a child must put back.
+const IGNORED_BY_PODINIT: [i32; 4] = [libc::SIGPIPE, 32, 33, 34];
 
 /// Signals 32, 33 and 34 (bit N-1 for signal N): the C library's own.
 const C_LIBRARY_SIGNALS: u64 = 0b111 << 31;
@@ -203,10 +229,10 @@ const KERNEL_SIGSET_SIZE: usize = 8;
 /// Runs in the child between fork and exec, so it makes raw system calls only
 /// (no allocation, no locks). Handlers are reset by exec anyway; what survives
 /// exec is an *ignored* disposition and the mask, so both are cleared here:
-/// the mask, and the nine signals podinit may have ignored
+/// the mask, and the four signals podinit may have ignored
 /// ([`IGNORED_BY_PODINIT`]; it put every other signal it inherited ignored
 /// back to default at start-up, [`reset_inherited`]), of which 32, 33 and 34
-/// only when podinit inherited them ignored: six to nine system calls where
+/// only when podinit inherited them ignored: two to five system calls where
 /// one per signal would be 62.
 /// It calls the kernel directly rather than libc's `sigaction`. Children are
 /// never started with `posix_spawn`, which would leave the C library's own
@@ -214,7 +240,7 @@ const KERNEL_SIGSET_SIZE: usize = 8;
 ///
 /// # Errors
 /// The errno of a failing `rt_sigprocmask`; `rt_sigaction` cannot fail for
-/// these nine signals.
+/// these four signals.
 pub fn reset_for_child() -> std::io::Result<()> {
     // SAFETY: raw rt_sigaction/rt_sigprocmask system calls on constant,
     // correctly sized kernel structures; valid between fork and exec.

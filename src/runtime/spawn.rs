@@ -84,8 +84,9 @@ pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &[S], stdio: Stdio3) ->
             if take_terminal {
                 // In the child, not the parent: the program must not run (and
                 // read the terminal) before its group is in the foreground, the
-                // race tini's isolate_child() describes. SIGTTOU is still ignored
-                // here (inherited from podinit), so a background group may do it.
+                // race tini's isolate_child() describes. SIGTTOU is still blocked
+                // here (podinit's mask, emptied below), so a background group may
+                // do it.
                 // No terminal after all (ENOTTY, ENXIO: it went away) is no
                 // reason to refuse the start, as tini's isolate_child().
                 if libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid()) != 0 {

@@ -256,7 +256,7 @@ impl Supervisor {
         if let Some(task) = self.http.take() {
             task.abort();
         }
-        self.fx.finish().await;
+        self.fx.finish();
     }
 
     /// A request from the status socket: a report, or a control verb, which
@@ -355,17 +355,30 @@ impl Supervisor {
                     self.driver.push(Event::Exited { entry, instance, exit });
                 }
             }
-            _ => match Signal::new(sig) {
-                Some(signal @ (Signal::TERM | Signal::INT)) => self.driver.push(Event::Terminate { signal }),
-                Some(signal) => self.driver.push(Event::Forward { signal }),
-                None => tracing::debug!("signal {sig} ignored"),
-            },
+            _ => {
+                if let Some(event) = signal_event(sig) {
+                    self.driver.push(event);
+                }
+            }
+        }
+    }
+}
+
+/// The lifecycle event of a signal podinit took, other than SIGCHLD:
+/// SIGTERM and SIGINT terminate the pod, the others are passed on to the mains.
+pub(crate) fn signal_event(sig: i32) -> Option<Event> {
+    match Signal::new(sig) {
+        Some(signal @ (Signal::TERM | Signal::INT)) => Some(Event::Terminate { signal }),
+        Some(signal) => Some(Event::Forward { signal }),
+        None => {
+            tracing::debug!("signal {sig} ignored");
+            None
         }
     }
 }
 
 /// Logs one of the lifecycle's notes, with its fields for `--log-format json`.
-fn log_note(spec: &PodSpec, n: &Note) {
+pub(crate) fn log_note(spec: &PodSpec, n: &Note) {
     let process = n.entry.map(|e| spec.entries[e].name.as_str());
     let event = (!n.event.is_empty()).then_some(n.event);
     let signal = n.signal.map(|s| s.to_string());
@@ -556,22 +569,7 @@ impl Runtime {
                 // `child` is dropped without waiting: the reaper owns its exit.
                 Event::Spawned { entry, instance, pid }
             }
-            Err(error) => {
-                let status = error.status();
-                let n = &mut self.spawn_failures[entry];
-                *n = n.saturating_add(1);
-                if worth_repeating(*n) {
-                    let times = if *n > 1 { format!("; {n} times in a row") } else { String::new() };
-                    tracing::error!(
-                        event = "spawn_failed",
-                        process = spec.name,
-                        status,
-                        "{}: {error} (status {status}{times})",
-                        spec.name
-                    );
-                }
-                Event::SpawnFailed { entry, instance, status }
-            }
+            Err(error) => spawn_failed(spec, entry, instance, &error, &mut self.spawn_failures[entry]),
         }
     }
 
@@ -676,7 +674,7 @@ impl Runtime {
 
     /// Kills and reaps every leftover descendant, then writes out
     /// all output still buffered.
-    async fn finish(&mut self) {
+    fn finish(&mut self) {
         if let Some(dir) = self.env_dir.take() {
             let _ = std::fs::remove_dir_all(dir);
         }
@@ -685,22 +683,56 @@ impl Runtime {
             h.abort();
         }
         let deadline = Instant::now() + DRAIN_LIMIT;
-        // Nothing left is the common case: no sleep then. Otherwise SIGKILL,
-        // reap, look again, at most about 2 s (a process in uninterruptible
-        // sleep may take a moment to die).
-        for round in 0..50 {
-            let left = kill_descendants();
-            self.reaper.drain();
-            if left == 0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(if round < 10 { 2 } else { 40 })).await;
-        }
+        kill_and_reap_leftovers(&self.reaper);
         let deadline = deadline.max(Instant::now() + Duration::from_millis(500));
         if let Some(output) = self.output.take() {
             output.close(deadline);
         }
         crate::output::flush_log(deadline.max(Instant::now() + Duration::from_millis(200)));
+    }
+}
+
+/// Says why an instance could not be started (the 1st, 2nd, 4th, 8th...
+/// failure in a row, [`worth_repeating`]) and gives the lifecycle's event for
+/// it; `in_a_row` counts the entry's failures and is set back to 0 by a spawn
+/// that works.
+pub(crate) fn spawn_failed(
+    spec: &EntrySpec,
+    entry: EntryId,
+    instance: Instance,
+    error: &crate::runtime::spawn::SpawnError,
+    in_a_row: &mut u32,
+) -> Event {
+    let status = error.status();
+    *in_a_row = in_a_row.saturating_add(1);
+    let n = *in_a_row;
+    if worth_repeating(n) {
+        let times = if n > 1 { format!("; {n} times in a row") } else { String::new() };
+        tracing::error!(
+            event = "spawn_failed",
+            process = spec.name,
+            status,
+            "{}: {error} (status {status}{times})",
+            spec.name
+        );
+    }
+    Event::SpawnFailed { entry, instance, status }
+}
+
+/// SIGKILLs and reaps every process still below podinit once the pod is
+/// done. Nothing left is the common case: no sleep then. Otherwise SIGKILL,
+/// reap, look again, for at most about 2 s (a process in uninterruptible
+/// sleep may take a moment to die); the wait blocks the calling thread,
+/// where nothing else is left to run.
+pub(crate) fn kill_and_reap_leftovers(reaper: &Reaper) {
+    for round in 0..50 {
+        let left = kill_descendants();
+        if left == 0 {
+            // Nothing below podinit, not even a zombie: nothing to reap.
+            break;
+        }
+        reaper.drain();
+        std::thread::sleep(Duration::from_millis(if round < 10 { 2 } else { 40 }));
     }
 }
 

@@ -198,6 +198,9 @@ pub struct Launcher {
     bin: Option<PathBuf>,
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
+    /// PODINIT_STATUS_SOCKET for a run with a config (`--config` or
+    /// PODINIT_CONFIG), set before `env`.
+    socket: OsString,
     deadline: Duration,
     dir: PathBuf,
     rec: PathBuf,
@@ -210,7 +213,11 @@ impl Launcher {
             pid1,
             bin: None,
             args: Vec::new(),
-            env: vec![("PODINIT_STATUS_SOCKET".into(), td.file("status.sock").into_os_string())],
+            // A run with a config gets a status socket of its own; a plain
+            // init (`-- cmd`) gets none unless the test names one, as a user's
+            // plain init (it then runs on one thread, `runtime/plain.rs`).
+            env: Vec::new(),
+            socket: td.file("status.sock").into_os_string(),
             deadline: DEFAULT_DEADLINE,
             dir: td.path().to_path_buf(),
             rec: td.rec(),
@@ -676,8 +683,11 @@ impl Launcher {
         cmd.args(&argv[1..])
             .args(&self.args)
             .env_remove("PODINIT_CONFIG")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&self.dir);
+            .env_remove("PODINIT_STATUS_SOCKET");
+        if self.args.iter().any(|a| a == "--config") || self.env.iter().any(|(k, _)| k == "PODINIT_CONFIG") {
+            cmd.env("PODINIT_STATUS_SOCKET", &self.socket);
+        }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v))).current_dir(&self.dir);
         cmd
     }
 

@@ -1,0 +1,167 @@
+//! The plain init (`podinit -- cmd`, no config file, nothing else asked
+//! for): the same lifecycle as every pod, carried out by a loop on podinit's
+//! one thread, as tini runs, instead of the event loop of `supervisor`.
+//!
+//! A plain init has one main, no probe, no hook, no output lane (its output is
+//! `raw`), no status socket and no HTTP endpoint ([`fits`]), so it needs no
+//! async runtime and no signal thread: the thread blocks every signal podinit
+//! catches and takes them one at a time with `sigtimedwait(2)`
+//! ([`signals::wait_for`]), whose timeout is the next timer the lifecycle
+//! armed (a stop deadline, the termination budget). Every rule is still
+//! decided by [`Pod`] through the same [`Driver`]; reaping is still the one
+//! reaper's; spawning, signalling a group and the final clean-up are the
+//! same functions the event loop calls. What it saves is what a start-up
+//! costs (docs/signals.md, "How podinit takes signals").
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::config::{LogMode, PodSpec, Role};
+use crate::lifecycle::{
+    Action, Driver, Effects, EntryId, Event, HookKind, Instance, Note, Pod, ProbeKind, Timer,
+};
+use crate::runtime::reaper::{Reaper, Waiter};
+use crate::runtime::signals;
+use crate::runtime::spawn::{command, spawn, Stdio3};
+use crate::runtime::supervisor::{kill_and_reap_leftovers, log_note, signal_event, spawn_failed};
+
+/// Whether this pod can run as a plain init: no config file, no status
+/// socket (`PODINIT_STATUS_SOCKET`), no HTTP endpoint (`PODINIT_HTTP`), and
+/// only mains with `raw` output and no probe or hook. Anything else needs
+/// the event loop.
+pub fn fits(spec: &PodSpec, config_file: bool) -> bool {
+    !config_file
+        && crate::status::configured_path(spec.status_socket.as_deref()).is_none()
+        && spec.http.is_none()
+        && spec.entries.iter().all(|e| {
+            e.role == Role::Main
+                && e.log == LogMode::Raw
+                && e.oom_score_adj.is_none()
+                && ProbeKind::ALL.iter().all(|&k| e.probe(k).is_none())
+                && HookKind::ALL.iter().all(|&h| e.hook(h).is_none())
+        })
+}
+
+/// Runs the pod to the end on the calling thread and returns podinit's exit
+/// status. `caught` is the set [`signals::block_caught`] blocked on this
+/// thread before anything was started, so that no signal is missed.
+pub fn run(spec: PodSpec, caught: &libc::sigset_t) -> i32 {
+    let mut fx = Plain::new(&spec);
+    let mut pod = Pod::new(spec);
+    let mut driver = Driver::new();
+    driver.start(&mut pod, &mut fx, Instant::now());
+    let status = loop {
+        if let Some(status) = driver.exit() {
+            break status;
+        }
+        // With events queued, only a look at the signals before the next
+        // one; otherwise a wait until a signal comes or a timer is due.
+        let timeout = if driver.is_busy() {
+            Some(Duration::ZERO)
+        } else {
+            fx.timers.values().min().map(|&at| at.saturating_duration_since(Instant::now()))
+        };
+        if let Some(sig) = signals::wait_for(caught, timeout) {
+            if sig == libc::SIGCHLD {
+                for (entry, instance, exit) in fx.reaper.drain().entries {
+                    driver.push(Event::Exited { entry, instance, exit });
+                }
+            } else if let Some(event) = signal_event(sig) {
+                driver.push(event);
+            }
+        }
+        let now = Instant::now();
+        let due: Vec<Timer> = fx.timers.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
+        for t in due {
+            fx.timers.remove(&t);
+            driver.push(Event::Timer(t));
+        }
+        // One event per turn, whatever came in: a flood of signals cannot
+        // hold back the queue, nor the queue the signals.
+        driver.step(&mut pod, &mut fx, Instant::now());
+    };
+    kill_and_reap_leftovers(&fx.reaper);
+    crate::output::flush_log(Instant::now() + Duration::from_millis(500));
+    status
+}
+
+/// What carries out the lifecycle's actions in a plain init.
+struct Plain {
+    reaper: Reaper,
+    /// The entry that gets podinit's stdin (the first main).
+    stdin_entry: Option<EntryId>,
+    /// podinit's stdin is a terminal: the first main gets it as its
+    /// controlling terminal's foreground group.
+    terminal: bool,
+    timers: BTreeMap<Timer, Instant>,
+    /// Spawn failures in a row, per entry.
+    spawn_failures: Vec<u32>,
+}
+
+impl Plain {
+    fn new(spec: &PodSpec) -> Plain {
+        Plain {
+            reaper: Reaper::default(),
+            stdin_entry: spec.entries.iter().position(|e| e.role == Role::Main),
+            terminal: nix::unistd::isatty(0).unwrap_or(false),
+            timers: BTreeMap::new(),
+            spawn_failures: vec![0; spec.entries.len()],
+        }
+    }
+
+    fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
+        let spec = &pod.entries[entry];
+        let stdio = match (self.stdin_entry == Some(entry), self.terminal) {
+            (true, true) => Stdio3::Terminal,
+            (true, false) => Stdio3::InheritWithStdin,
+            (false, _) => Stdio3::Inherit,
+        };
+        let cmd = command(spec, &spec.argv, stdio);
+        match spawn(&self.reaper, cmd, &spec.argv[0], Waiter::Entry { entry, instance }) {
+            Ok(child) => {
+                self.spawn_failures[entry] = 0;
+                let pid = i32::try_from(child.id()).unwrap_or(0);
+                // `child` is dropped without waiting: the reaper owns its exit.
+                Event::Spawned { entry, instance, pid }
+            }
+            Err(error) => spawn_failed(spec, entry, instance, &error, &mut self.spawn_failures[entry]),
+        }
+    }
+}
+
+impl Effects for Plain {
+    fn say(&mut self, pod: &Pod, notes: Vec<Note>) {
+        for n in &notes {
+            log_note(pod.spec(), n);
+        }
+    }
+
+    fn perform(&mut self, pod: &Pod, action: Action, _now: Instant) -> Option<Event> {
+        match action {
+            Action::Spawn { entry, instance } => return Some(self.spawn_entry(pod.spec(), entry, instance)),
+            Action::Signal { pid, signal, .. } => {
+                if let Err(e) = self.reaper.signal_group(pid, signal) {
+                    tracing::debug!("{signal} to group {pid}: {e}");
+                }
+            }
+            Action::ArmTimer { timer, at } => {
+                self.timers.insert(timer, at);
+            }
+            Action::CancelTimer(timer) => {
+                self.timers.remove(&timer);
+            }
+            // `fits` lets no hook in; should one be asked for all the same,
+            // it fails at once rather than leave the pod waiting for it.
+            Action::RunHook { entry, instance, hook, .. } => {
+                tracing::debug!("no {} hook in a plain init", hook.as_str());
+                return Some(Event::Hook { entry, instance, hook, ok: false });
+            }
+            // No probes to start or stop, nothing else to end.
+            Action::StartProbe { .. }
+            | Action::StopProbe { .. }
+            | Action::StopChecks { .. }
+            | Action::Exit { .. } => {}
+        }
+        None
+    }
+}
