@@ -360,9 +360,12 @@ class Podinit(Tool):
 
     def config(self, work, entries, probe=None, log_mode=None):
         """entries: [(name, role, cmd)]; cmd a list (exec'd) or a str (sh -c)."""
-        text = ""
+        # A socket of its own, in its scratch directory (a plain init binds
+        # none: it is measured as users run it).
+        text = f'[pod]\nstatus_socket = {json.dumps(os.path.join(work, "podinit.sock"))}\n'
         if log_mode:
-            text += f'[pod]\nlog = "{log_mode}"\n\n'
+            text += f'log = "{log_mode}"\n'
+        text += "\n"
         for name, role, cmd in entries:
             c = toml_list(cmd) if isinstance(cmd, list) else json.dumps(cmd)
             text += f'[[process]]\nname = "{name}"\nrole = "{role}"\ncommand = {c}\n'
@@ -488,11 +491,10 @@ class Bench:
         self.notes = []
         self.errors = []  # podinit could not be measured: the harness is broken
         self.tools = find_tools(args.podinit, self.notes)
-        if args.tools:  # BENCH_TOOLS: a subset, to debug the harness
+        if args.tools:  # BENCH_TOOLS: a subset (to debug the harness; CI's quick run)
             self.tools = [t for t in self.tools if t.name in args.tools.split(",")]
         self.by_name = {t.name: t for t in self.tools}
         self.env = dict(os.environ)
-        self.env["PODINIT_STATUS_SOCKET"] = os.path.join(self.work, "podinit-status.sock")
         self.seq = 0
         self.commands = {}  # label -> shown command
 
@@ -503,8 +505,11 @@ class Bench:
         return d
 
     def pod(self, argv, work):
-        """argv as PID 1 of a new namespace, output to work/out.log; a status socket of its own."""
-        env = dict(self.env, PODINIT_STATUS_SOCKET=os.path.join(work, "podinit.sock"))
+        """argv as PID 1 of a new namespace, output to work/out.log; with a config, a status socket
+        of its own (a plain init binds none, and with the variable set it would serve one)."""
+        env = dict(self.env)
+        if "--config" in argv:
+            env["PODINIT_STATUS_SOCKET"] = os.path.join(work, "podinit.sock")
         return Pod(argv, os.path.join(work, "out.log"), env=env, cwd=work)
 
     def display(self, text):
@@ -635,7 +640,7 @@ class Bench:
         snap = {}
         for name, (pod, t) in pods.items():
             sups = pod.supervisors(t.extra_supervisors)
-            ticks = ns = ctx = rss = hwm = 0
+            ticks = ns = ctx = rss = hwm = anon = 0
             per = []
             for pid in sups:
                 st = proc_stat(pid)
@@ -648,9 +653,10 @@ class Bench:
                 ctx += u_ctx
                 rss += kib(status, "VmRSS")
                 hwm += kib(status, "VmHWM")
+                anon += kib(status, "RssAnon")
                 per.append({"pid": pid, "comm": st[0], "VmRSS_kib": kib(status, "VmRSS"),
                             "VmHWM_kib": kib(status, "VmHWM"), "threads": int(status.get("Threads", 1))})
-            snap[name] = {"ticks": ticks, "ns": ns, "ctx": ctx, "rss": rss, "hwm": hwm, "per": per}
+            snap[name] = {"ticks": ticks, "ns": ns, "ctx": ctx, "rss": rss, "hwm": hwm, "anon": anon, "per": per}
         return snap
 
     def steady(self):
@@ -684,7 +690,8 @@ class Bench:
                     for name in pods:
                         a, b = s0[name], s1[name]
                         res["rows"].setdefault(name, {}).setdefault(key, []).append({
-                            "VmRSS_kib": b["rss"], "VmHWM_kib": b["hwm"], "per_process": b["per"],
+                            "VmRSS_kib": b["rss"], "VmHWM_kib": b["hwm"], "RssAnon_kib": b["anon"],
+                            "per_process": b["per"],
                             "cpu_ticks": b["ticks"] - a["ticks"], "cpu_s": (b["ticks"] - a["ticks"]) / CLK_TCK,
                             "run_ns": b["ns"] - a["ns"], "ctx_switches": b["ctx"] - a["ctx"],
                             "children_alive": pods[name][0].wait_children("sleep", n, timeout=0.5),

@@ -220,6 +220,26 @@ class Report:
                 row += [f"{fmb_kib(rss)} ({fx(ratio(rss, ref1))})", f"{fmb_kib(hwm)} ({fx(ratio(hwm, refh))})"]
             out.append(row)
         self.w(table(head, out))
+        # VmRSS counts the program's own file pages that are mapped (the
+        # kernel maps up to 64 KiB around each page touched): it follows the
+        # binary's size. RssAnon is what the process holds privately.
+        anon = []
+        for name in self.tools:
+            cells = []
+            for key in ("1", "3"):
+                rs = [r for r in self.steady_rows(name, key) if r.get("RssAnon_kib") is not None]
+                if rs and not any(r.get("error") for r in rs):
+                    cells.append(f"{fmb_kib(med([r['RssAnon_kib'] for r in rs]))}")
+                else:
+                    cells.append("–")
+            if any(c != "–" for c in cells):
+                anon.append([name] + cells)
+        if anon:
+            self.w("Of that, the memory each holds privately (RssAnon: heap, stacks, written data), in MB; "
+                   "the rest of VmRSS is pages of its program file, shared with every other process that "
+                   "maps it, which the kernel can drop and read again under memory pressure:")
+            self.w()
+            self.w(table(["tool", f"{sc.get('1', '1')}: RssAnon", f"{sc.get('3', '3')}: RssAnon"], anon))
         s6 = self.steady_rows("s6", "3")
         if s6:
             svscan = med([next((p["VmRSS_kib"] for p in r["per_process"] if p["comm"] == "s6-svscan"), None) for r in s6])

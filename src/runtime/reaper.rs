@@ -28,7 +28,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -63,7 +63,9 @@ struct Managed {
 /// The child table.
 #[derive(Debug, Default)]
 pub struct Reaper {
-    table: RefCell<HashMap<i32, Managed>>,
+    /// By pid. A BTreeMap: a HashMap's random seed costs a plain init a
+    /// `getrandom` call at start-up, and the table stays small.
+    table: RefCell<BTreeMap<i32, Managed>>,
     /// Whether `pidfd_send_signal` takes [`PIDFD_SIGNAL_PROCESS_GROUP`]:
     /// unknown until first tried.
     pidfd_groups: Cell<Option<bool>>,
