@@ -318,3 +318,58 @@ awk 'NR == FNR { mine[$1] = 1; next } FNR > 1 && $4 == "00010000" && ($7 in mine
     assert_eq!(listeners(true), 1, "with PODINIT_STATUS_SOCKET: the status socket listens");
     assert_eq!(listeners(false), 0, "a plain init without it listens on nothing");
 }
+
+/// A plain init (`podinit -- cmd`, one thread, runtime/plain.rs) has the same
+/// PID-1 duties. Not PID 1: it adopts an orphan as child subreaper and reaps
+/// it when it exits while the main runs, and kills an orphan still running
+/// when the main is done.
+#[test]
+fn plain_init_reaps_orphans_and_kills_the_leftovers_when_not_pid1() {
+    let td = TestDir::new();
+    let script = td.expand(
+        r#"( setsid sleep 0.3 & echo $! > "@DIR@/short.tmp"; mv "@DIR@/short.tmp" "@DIR@/short.pid" )
+( setsid sleep 60 & echo $! > "@DIR@/long.tmp"; mv "@DIR@/long.tmp" "@DIR@/long.pid" )
+i=0; while [ ! -f "@DIR@/release" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
+echo "exit app" >> "@REC@""#,
+    );
+    let mut run = td.podinit_not_pid1().args(["--", "sh", "-c", &script]).deadline(secs(20.0)).spawn();
+    let podinit = run.podinit_pid();
+    run.wait_for_file(&td.file("short.pid"), secs(5.0));
+    run.wait_for_file(&td.file("long.pid"), secs(5.0));
+    let read_pid = |name: &str| -> i32 { fs::read_to_string(td.file(name)).unwrap().trim().parse().unwrap() };
+    let (short, long) = (read_pid("short.pid"), read_pid("long.pid"));
+    run.wait_until(
+        "the long orphan reparented to podinit",
+        secs(3.0),
+        |_| matches!(proc_state(long), Some((_, ppid)) if ppid == podinit),
+    );
+    run.wait_until("the short orphan reaped after its exit", secs(4.0), |_| proc_state(short).is_none());
+    fs::write(td.file("release"), "").unwrap();
+    let out = run.wait();
+    let alive = proc_state(long).filter(|(st, _)| *st != 'Z');
+    if alive.is_some() {
+        send_signal(long, SIGKILL); // do not leak it on the host
+    }
+    out.assert_code(0);
+    assert!(out.records.contains(&"exit app".to_string()), "{}", out.report());
+    assert!(alive.is_none(), "orphan {long} survived podinit: {alive:?}\n{}", out.report());
+}
+
+/// A plain init passes SIGTERM to its main's process group, gives it the
+/// termination budget (7 s), then SIGKILLs it: the lifecycle's timers work
+/// without the event loop. A main that ignores SIGTERM ends with 137.
+#[test]
+fn plain_init_kills_a_main_that_ignores_sigterm_once_the_budget_is_spent() {
+    let td = TestDir::new();
+    let main = td.expand(r#"trap '' TERM; echo "start app" >> "@REC@"; while :; do sleep 0.1; done"#);
+    let mut run = td.podinit().args(["--", "sh", "-c", &main]).deadline(secs(30.0)).spawn();
+    run.wait_for_record("start app", secs(10.0));
+    let sent = std::time::Instant::now();
+    run.signal(libc::SIGTERM);
+    let out = run.wait();
+    let took = sent.elapsed();
+    out.assert_code(128 + SIGKILL);
+    // Generous bounds around the 7 s budget: not cut short, not forgotten.
+    assert!(took >= secs(5.0), "SIGKILL after {took:?}, before the budget was spent\n{}", out.report());
+    assert!(took < secs(20.0), "still running {took:?} after SIGTERM\n{}", out.report());
+}

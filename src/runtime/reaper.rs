@@ -93,10 +93,10 @@ impl Reaper {
         let mut table = self.table.borrow_mut();
         let child = cmd.spawn()?;
         let pid = i32::try_from(child.id()).map_err(|_| io::Error::other("pid out of range"))?;
-        // The child also does this itself; doing it here too closes the window
-        // in which a signal to the group would find no group yet.
-        // SAFETY: setpgid on a child of ours; no memory involved.
-        unsafe { libc::setpgid(pid, pid) };
+        // No window in which a signal to the group finds no group: the child
+        // makes its group before exec (`Command::process_group`), and
+        // `spawn` returns only once the exec has happened (std waits for the
+        // close-on-exec error channel to close), so the group exists by now.
         // SAFETY: pidfd_open(2) on a pid that cannot have been reaped yet (the
         // table is borrowed); the returned descriptor is owned from here on.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
