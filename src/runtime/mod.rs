@@ -1,11 +1,12 @@
 //! The runtime layer: the only code that touches processes. The event loop
 //! (`supervisor`) carries out what the lifecycle decides, and `plain` does
-//! the same on one thread for a plain init (`podinit -- cmd`); `reaper` is the one
-//! waiter for children; `spawn` starts them; `signals` sets podinit's own
-//! signal dispositions, starts the signal thread that takes every signal
-//! podinit catches, and resets a child's; `task` keeps panics in tasks from
-//! vanishing; `announce` holds what push probes need (notify sockets,
-//! notification pipes, log-line watches).
+//! the same on one thread for a plain init (`podinit -- cmd`); `reaper` is
+//! the one waiter for children; `spawn` starts them; `signals` sets
+//! podinit's own signal dispositions, takes every signal podinit catches (on
+//! the signal thread, or for the plain init's own thread), and resets a
+//! child's; `task` keeps panics in tasks from vanishing; `announce` holds
+//! what push probes need (notify sockets, notification pipes, log-line
+//! watches).
 
 pub mod announce;
 pub mod plain;

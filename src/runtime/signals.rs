@@ -1,9 +1,10 @@
 //! The signal dispositions of podinit itself and of its children.
 //!
 //! podinit installs no signal handler of its own: every signal it catches is
-//! blocked in every thread and taken off the kernel's queue by one thread that
-//! does nothing else, which hands it to the event loop
-//! ([`take_on_signal_thread`]). The one function here that must be
+//! blocked in every thread ([`block_caught`]) and taken off the kernel's
+//! queue, in a pod by one thread that does nothing else, which hands it to
+//! the event loop ([`take_on_signal_thread`]), in a plain init by its one
+//! thread itself ([`wait_for`]). The one function here that must be
 //! async-signal-safe is [`reset_for_child`], which runs between fork and exec
 //! and therefore makes raw system calls only.
 
@@ -54,9 +55,9 @@ pub fn reset_inherited() {
 /// or forwards) and podinit's own stops and limits ([`block_caught`]),
 /// whatever podinit inherited: what the parent blocked besides is unblocked,
 /// and a caught signal it left blocked and pending stays pending for the
-/// signal thread rather than taking its default action. Every thread started afterwards inherits that mask: no thread
-/// ever runs a handler for one, and none is installed. The signal thread
-/// takes them off the kernel's queue with `sigwaitinfo(2)`, as tini does
+/// signal thread rather than taking its default action. Every thread
+/// started afterwards inherits that mask: no thread ever runs a handler for
+/// one, and none is installed. The signal thread takes them off the kernel's queue with `sigwaitinfo(2)`, as tini does
 /// with `sigtimedwait`. Call it first, before any other thread is started: a
 /// signal that arrives before the thread waits for it, pending.
 ///
