@@ -126,12 +126,18 @@ pub fn block_caught(caught: impl IntoIterator<Item = libc::c_int>) -> libc::sigs
     }
 }
 
-/// Takes one signal of `set` (blocked in the calling thread, [`block_exactly`])
+/// Takes one signal of `set` (blocked in the calling thread, [`block_caught`])
 /// off the kernel's queue, waiting at most `timeout` (`None`: as long as it
 /// takes); `None` when the time ran out or the wait was interrupted. The
 /// kernel hands out the lowest-numbered pending signal first, so SIGCHLD and
 /// SIGTERM always come before any real-time signal: a flood of those never
 /// delays reaping or termination (`sigtimedwait(2)`, as tini waits).
+///
+/// The system call is made directly: musl's `sigtimedwait` retries an
+/// interrupted wait (podinit stopped and continued, a debugger attached, its
+/// cgroup frozen) with the same relative timeout, so every interruption
+/// would start a grace period's wait over. Here the caller gets `None` and
+/// computes the timeout again from its deadline.
 pub fn wait_for(set: &libc::sigset_t, timeout: Option<std::time::Duration>) -> Option<libc::c_int> {
     // Capped at 2^31 - 1 s (68 years), which fits every width of time_t.
     let limit = timeout.map(|t| libc::timespec {
@@ -139,10 +145,19 @@ pub fn wait_for(set: &libc::sigset_t, timeout: Option<std::time::Duration>) -> O
         tv_nsec: t.subsec_nanos().into(),
     });
     let limit_ptr = limit.as_ref().map_or(std::ptr::null(), |l| l as *const libc::timespec);
-    // SAFETY: a set and a timespec owned by the caller and this frame; no
-    // siginfo is asked for.
-    let sig = unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), limit_ptr) };
-    (sig > 0).then_some(sig)
+    // SAFETY: rt_sigtimedwait(2) reads the first KERNEL_SIGSET_SIZE bytes of
+    // a set and a timespec owned by the caller and this frame (the kernel's
+    // timespec on 64-bit targets); no siginfo is asked for.
+    let sig = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigtimedwait,
+            set as *const libc::sigset_t,
+            std::ptr::null_mut::<libc::siginfo_t>(),
+            limit_ptr,
+            KERNEL_SIGSET_SIZE,
+        )
+    };
+    libc::c_int::try_from(sig).ok().filter(|&s| s > 0)
 }
 
 /// The signals the signal thread has taken, for the event loop
