@@ -28,6 +28,43 @@ pub struct Cli {
     pub argv: Vec<OsString>,
 }
 
+impl Cli {
+    /// The command line of this process, parsed.
+    ///
+    /// `podinit -- COMMAND [ARG...]` with neither `PODINIT_CONFIG` nor
+    /// `PODINIT_LOG_FORMAT` set (a Dockerfile's `ENTRYPOINT ["/podinit",
+    /// "--"]`) is read directly, to the very value clap gives (a unit test
+    /// compares them): building clap's whole command tree, every subcommand
+    /// with its help, was about 40 % of a plain init's own instructions at
+    /// start-up. Everything else, errors included, goes through clap. Call it
+    /// after empty `PODINIT_*` variables have been removed (they count as
+    /// unset).
+    pub fn from_env() -> Cli {
+        let args: Vec<OsString> = std::env::args_os().collect();
+        let unset = |name: &str| std::env::var_os(name).is_none();
+        if unset("PODINIT_CONFIG") && unset("PODINIT_LOG_FORMAT") {
+            if let Some(cli) = Cli::plain_init(&args) {
+                return cli;
+            }
+        }
+        Cli::parse_from(args)
+    }
+
+    /// `podinit -- COMMAND [ARG...]` as clap reads it when no variable is
+    /// set; `None` for any other shape.
+    fn plain_init(args: &[OsString]) -> Option<Cli> {
+        match args {
+            [_, dashes, command @ ..] if dashes == "--" && !command.is_empty() => Some(Cli {
+                config: None,
+                log_format: crate::output::log::LogFormat::Text,
+                command: None,
+                argv: command.to_vec(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// What `--help` says after the options: signals (docs/signals.md has the
 /// whole table; a unit test checks that it names every signal of
 /// [`crate::config::signal::NOT_FORWARDED`]) and the HTTP endpoint
@@ -146,6 +183,50 @@ pub struct Target {
 
 #[cfg(test)]
 mod tests {
+    use super::Cli;
+    use clap::Parser;
+    use std::ffi::OsString;
+
+    /// The direct reading of `podinit -- COMMAND...` gives what clap gives,
+    /// for every argument shape after the `--`, and declines every other
+    /// shape.
+    #[test]
+    fn a_plain_init_command_line_reads_as_clap_reads_it() {
+        let shapes: &[&[&str]] = &[
+            &["podinit", "--", "sleep", "10"],
+            &["podinit", "--", "sh", "-c", "exit 3"],
+            &["podinit", "--", "--help"],
+            &["podinit", "--", "-c", "x.toml", "--config", "--"],
+            &["podinit", "--", "check", "status", ""],
+        ];
+        for shape in shapes {
+            let args: Vec<OsString> = shape.iter().map(OsString::from).collect();
+            let direct = Cli::plain_init(&args).unwrap_or_else(|| panic!("{shape:?} not read directly"));
+            let clap = Cli::try_parse_from(&args).unwrap();
+            assert_eq!(format!("{direct:?}"), format!("{clap:?}"), "{shape:?}");
+        }
+        let not_bytes = vec![OsString::from("podinit"), OsString::from("--"), {
+            use std::os::unix::ffi::OsStringExt;
+            OsString::from_vec(vec![0xff, 0xfe])
+        }];
+        let clap = Cli::try_parse_from(&not_bytes).unwrap();
+        assert_eq!(format!("{:?}", Cli::plain_init(&not_bytes)), format!("{:?}", Some(clap)));
+        let others: &[&[&str]] = &[
+            &["podinit"],
+            &["podinit", "--"],
+            &["podinit", "--config", "x.toml"],
+            &["podinit", "-c", "x.toml", "--", "sleep"],
+            &["podinit", "--log-format", "json", "--", "sleep"],
+            &["podinit", "status"],
+            &["podinit", "--help"],
+            &["podinit", "sleep", "--"],
+        ];
+        for shape in others {
+            let args: Vec<OsString> = shape.iter().map(OsString::from).collect();
+            assert!(Cli::plain_init(&args).is_none(), "{shape:?} read directly");
+        }
+    }
+
     #[test]
     fn help_names_every_signal_that_is_not_forwarded() {
         for &(sig, _) in crate::config::signal::NOT_FORWARDED {

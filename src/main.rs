@@ -5,7 +5,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use std::path::PathBuf;
 
 use podinit::cli::{Cli, Command, Target};
@@ -32,7 +31,7 @@ fn main() -> ExitCode {
             std::env::remove_var(key);
         }
     }
-    let cli = Cli::parse();
+    let cli = Cli::from_env();
     // A plain init (`podinit -- cmd`, no config) is as quiet as tini: warnings
     // and errors only, unless PODINIT_LOG says otherwise.
     let plain = cli.command.is_none() && cli.config.is_none() && !cli.argv.is_empty();
