@@ -162,8 +162,9 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
     podinit::runtime::signals::reset_inherited();
     // The signals podinit catches: its own, then the ones it forwards. Blocked
     // before the runtime or any other thread exists and taken by the signal
-    // thread alone (docs/signals.md, "How podinit takes signals"), so that no
-    // SIGCHLD or SIGTERM is missed before the event loop runs.
+    // thread alone, or by a plain init's one thread (docs/signals.md, "How
+    // podinit takes signals"), so that no SIGCHLD or SIGTERM is missed before
+    // the loop runs.
     let own = podinit::runtime::supervisor::OWN_SIGNALS.map(podinit::config::Signal::number);
     let forwarded = podinit::config::Signal::forwarded().map(podinit::config::Signal::number);
     let caught = own.into_iter().chain(forwarded);
