@@ -328,6 +328,39 @@ impl Stream {
     }
 }
 
+/// `comm` from `/proc/PID/stat`.
+pub fn comm(pid: i32) -> String {
+    let s = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    match (s.find('('), s.rfind(')')) {
+        (Some(a), Some(b)) if a < b => s[a + 1..b].to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Zombies among the descendants of `root` that are still zombies after
+/// `grace` (a zombie is normal for the moment between a child's exit and its
+/// parent's wait; one that stays is a leak). Each as (pid, ppid, comm).
+pub fn lingering_zombies(root: i32, grace: Duration) -> Vec<(i32, i32, String)> {
+    let zombies = |pids: &[i32]| -> Vec<(i32, i32)> {
+        pids.iter()
+            .filter_map(|p| match proc_state(*p) {
+                Some(('Z', ppid)) => Some((*p, ppid)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut left = zombies(&descendants(root));
+    let until = Instant::now() + grace;
+    while !left.is_empty() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(20));
+        let pids: Vec<i32> = left.iter().map(|z| z.0).collect();
+        // Same pid, still a zombie, same parent: the same zombie.
+        let now = zombies(&pids);
+        left.retain(|z| now.contains(z));
+    }
+    left.into_iter().map(|(p, pp)| (p, pp, comm(p))).collect()
+}
+
 /// Host pids of every descendant of `pid` (depth first, children before
 /// grandchildren are collected, all are returned).
 pub fn descendants(pid: i32) -> Vec<i32> {
