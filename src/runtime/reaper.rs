@@ -64,7 +64,8 @@ struct Managed {
 #[derive(Debug, Default)]
 pub struct Reaper {
     /// By pid. A BTreeMap: a HashMap's random seed costs a plain init a
-    /// `getrandom` call at start-up, and the table stays small.
+    /// `getrandom` call at start-up, and a lookup's log n is small at the
+    /// sizes of a pod's table (its entries and running exec probes).
     table: RefCell<BTreeMap<i32, Managed>>,
     /// Whether `pidfd_send_signal` takes [`PIDFD_SIGNAL_PROCESS_GROUP`]:
     /// unknown until first tried.
