@@ -16,7 +16,41 @@ pub mod spawn;
 pub mod supervisor;
 pub mod task;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::lifecycle::Timer;
+
+/// The timers the lifecycle armed (`Action::ArmTimer`), each with the instant
+/// it fires at; arming a timer again replaces the earlier arming. Kept by
+/// both loops, the event loop and the plain init's.
+#[derive(Debug, Default)]
+pub(crate) struct Timers(BTreeMap<Timer, Instant>);
+
+impl Timers {
+    pub(crate) fn arm(&mut self, timer: Timer, at: Instant) {
+        self.0.insert(timer, at);
+    }
+
+    pub(crate) fn cancel(&mut self, timer: Timer) {
+        self.0.remove(&timer);
+    }
+
+    /// When the first of them fires; `None` with none armed.
+    pub(crate) fn next(&self) -> Option<Instant> {
+        self.0.values().min().copied()
+    }
+
+    /// Takes out every timer due at `now`, in the lifecycle's order of timers.
+    pub(crate) fn take_due(&mut self, now: Instant) -> Vec<Timer> {
+        let due: Vec<Timer> = self.0.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
+        for t in &due {
+            self.0.remove(t);
+        }
+        due
+    }
+}
 
 /// A new directory of podinit's, `podinit-UID-WHAT-HEX` (HEX from the clock) with `mode`, under
 /// `$XDG_RUNTIME_DIR`, `/run`, `/tmp` or `/dev/shm`, the first that works.

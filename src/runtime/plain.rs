@@ -13,13 +13,10 @@
 //! same functions the event loop calls. What it saves is what a start-up
 //! costs (docs/signals.md, "How podinit takes signals").
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::config::{LogMode, PodSpec, Role};
-use crate::lifecycle::{
-    Action, Driver, Effects, EntryId, Event, HookKind, Instance, Note, Pod, ProbeKind, Timer,
-};
+use crate::lifecycle::{Action, Driver, Effects, EntryId, Event, HookKind, Instance, Note, Pod, ProbeKind};
 use crate::runtime::reaper::{Reaper, Waiter};
 use crate::runtime::signals;
 use crate::runtime::spawn::{command, spawn, Stdio3};
@@ -59,7 +56,7 @@ pub fn run(spec: PodSpec, caught: &libc::sigset_t) -> i32 {
         let timeout = if driver.is_busy() {
             Some(Duration::ZERO)
         } else {
-            fx.timers.values().min().map(|&at| at.saturating_duration_since(Instant::now()))
+            fx.timers.next().map(|at| at.saturating_duration_since(Instant::now()))
         };
         if let Some(sig) = signals::wait_for(caught, timeout) {
             if sig == libc::SIGCHLD {
@@ -70,10 +67,7 @@ pub fn run(spec: PodSpec, caught: &libc::sigset_t) -> i32 {
                 driver.push(event);
             }
         }
-        let now = Instant::now();
-        let due: Vec<Timer> = fx.timers.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
-        for t in due {
-            fx.timers.remove(&t);
+        for t in fx.timers.take_due(Instant::now()) {
             driver.push(Event::Timer(t));
         }
         // One event per turn, whatever came in: a flood of signals cannot
@@ -93,7 +87,7 @@ struct Plain {
     /// podinit's stdin is a terminal: the first main gets it as its
     /// controlling terminal's foreground group.
     terminal: bool,
-    timers: BTreeMap<Timer, Instant>,
+    timers: crate::runtime::Timers,
     /// Spawn failures in a row, per entry.
     spawn_failures: Vec<u32>,
 }
@@ -104,18 +98,14 @@ impl Plain {
             reaper: Reaper::default(),
             stdin_entry: spec.entries.iter().position(|e| e.role == Role::Main),
             terminal: nix::unistd::isatty(0).unwrap_or(false),
-            timers: BTreeMap::new(),
+            timers: crate::runtime::Timers::default(),
             spawn_failures: vec![0; spec.entries.len()],
         }
     }
 
     fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
         let spec = &pod.entries[entry];
-        let stdio = match (self.stdin_entry == Some(entry), self.terminal) {
-            (true, true) => Stdio3::Terminal,
-            (true, false) => Stdio3::InheritWithStdin,
-            (false, _) => Stdio3::Inherit,
-        };
+        let stdio = Stdio3::for_entry(spec.log, self.stdin_entry == Some(entry), self.terminal);
         let cmd = command(spec, &spec.argv, stdio);
         match spawn(&self.reaper, cmd, &spec.argv[0], Waiter::Entry { entry, instance }) {
             Ok(child) => {
@@ -145,10 +135,10 @@ impl Effects for Plain {
                 }
             }
             Action::ArmTimer { timer, at } => {
-                self.timers.insert(timer, at);
+                self.timers.arm(timer, at);
             }
             Action::CancelTimer(timer) => {
-                self.timers.remove(&timer);
+                self.timers.cancel(timer);
             }
             // `fits` lets no hook in; should one be asked for all the same,
             // it fails at once rather than leave the pod waiting for it.

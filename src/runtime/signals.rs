@@ -57,7 +57,8 @@ pub fn reset_inherited() {
 /// and a caught signal it left blocked and pending stays pending for the
 /// signal thread rather than taking its default action. Every thread
 /// started afterwards inherits that mask: no thread ever runs a handler for
-/// one, and none is installed. The signal thread takes them off the kernel's queue with `sigwaitinfo(2)`, as tini does
+/// one, and none is installed. The signal thread takes them off the
+/// kernel's queue with `sigwaitinfo(2)`, as tini does
 /// with `sigtimedwait`. Call it first, before any other thread is started: a
 /// signal that arrives before the thread waits for it, pending.
 ///

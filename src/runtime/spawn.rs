@@ -41,6 +41,23 @@ pub enum Stdio3 {
     Terminal,
 }
 
+impl Stdio3 {
+    /// An entry's stdio: the first main (`with_stdin`) gets podinit's stdin,
+    /// and its terminal as the foreground group when stdin is one
+    /// (`terminal`); `raw` output writes to podinit's own descriptors, every
+    /// other mode to pipes that podinit frames.
+    pub fn for_entry(log: crate::config::LogMode, with_stdin: bool, terminal: bool) -> Stdio3 {
+        use crate::config::LogMode;
+        match (log, with_stdin) {
+            (_, true) if terminal => Stdio3::Terminal,
+            (LogMode::Raw, false) => Stdio3::Inherit,
+            (LogMode::Raw, true) => Stdio3::InheritWithStdin,
+            (_, false) => Stdio3::Piped,
+            (_, true) => Stdio3::PipedWithStdin,
+        }
+    }
+}
+
 /// Builds the command for `argv` (not empty) with `entry`'s environment,
 /// directory and user.
 pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &[S], stdio: Stdio3) -> Command {

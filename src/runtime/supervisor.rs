@@ -18,7 +18,7 @@
 //! zero backoff, a storm of spawn failures) can keep SIGTERM or reaping from
 //! being seen.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -32,7 +32,7 @@ use crate::config::Signal;
 use crate::config::{EntrySpec, HookSpec, PodSpec};
 use crate::lifecycle::exit_status::Exit;
 use crate::lifecycle::{
-    Action, Driver, Effects, EntryId, Event, HookKind, Instance, Level, Note, Pod, ProbeKind, Timer,
+    Action, Driver, Effects, EntryId, Event, HookKind, Instance, Level, Note, Pod, ProbeKind,
 };
 use crate::output::{Framing, Output, Stream};
 use crate::runtime::announce::Announcements;
@@ -100,7 +100,7 @@ struct Runtime {
     /// controlling terminal's foreground group, unprefixed.
     terminal: bool,
     tx: mpsc::UnboundedSender<Event>,
-    timers: BTreeMap<Timer, Instant>,
+    timers: crate::runtime::Timers,
     probes: HashMap<(EntryId, ProbeKind), AbortHandle>,
     hooks: HashMap<(EntryId, HookKind), AbortHandle>,
     /// Spawn failures in a row, per entry (for [`worth_repeating`]).
@@ -163,7 +163,7 @@ impl Supervisor {
             stdin_entry,
             terminal: nix::unistd::isatty(0).unwrap_or(false),
             tx,
-            timers: BTreeMap::new(),
+            timers: crate::runtime::Timers::default(),
             probes: HashMap::new(),
             hooks: HashMap::new(),
             spawn_failures: vec![0; spec.entries.len()],
@@ -214,7 +214,7 @@ impl Supervisor {
                 // its cooperative budget) before the next queued event.
                 tokio::task::yield_now().await;
             }
-            let next_timer = self.fx.timers.values().min().copied();
+            let next_timer = self.fx.timers.next();
             let busy = self.driver.is_busy();
             tokio::select! {
                 biased;
@@ -228,9 +228,7 @@ impl Supervisor {
                 Some(request) = self.status_rx.recv() => self.on_request(request),
                 () = sleep_until(next_timer) => {
                     let now = Instant::now();
-                    let due: Vec<Timer> = self.fx.timers.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
-                    for t in due {
-                        self.fx.timers.remove(&t);
+                    for t in self.fx.timers.take_due(now) {
                         self.driver.push(Event::Timer(t));
                     }
                 }
@@ -440,10 +438,10 @@ impl Effects for Runtime {
                 });
             }
             Action::ArmTimer { timer, at } => {
-                self.timers.insert(timer, at);
+                self.timers.arm(timer, at);
             }
             Action::CancelTimer(timer) => {
-                self.timers.remove(&timer);
+                self.timers.cancel(timer);
             }
             Action::Exit { .. } => {}
         }
@@ -523,13 +521,7 @@ impl Runtime {
         spec.env.extend(prepared.env.iter().cloned());
         let spec = &spec;
         let with_stdin = self.stdin_entry == Some(entry);
-        let stdio = match (spec.log, with_stdin) {
-            (_, true) if self.terminal => Stdio3::Terminal,
-            (LogMode::Raw, false) => Stdio3::Inherit,
-            (LogMode::Raw, true) => Stdio3::InheritWithStdin,
-            (_, false) => Stdio3::Piped,
-            (_, true) => Stdio3::PipedWithStdin,
-        };
+        let stdio = Stdio3::for_entry(spec.log, with_stdin, self.terminal);
         let mut cmd = command(spec, &spec.argv, stdio);
         prepared.apply(&mut cmd);
         match spawn(&self.reaper, cmd, &spec.argv[0], Waiter::Entry { entry, instance }) {
