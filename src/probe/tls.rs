@@ -17,8 +17,11 @@ use std::io;
 use std::sync::{Arc, OnceLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, WebPkiSupportedAlgorithms};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::crypto::{
+    verify_tls12_signature, verify_tls13_signature, CryptoProvider, KeyProvider, WebPkiSupportedAlgorithms,
+};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::sign::SigningKey;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
@@ -42,7 +45,11 @@ fn config() -> io::Result<Arc<ClientConfig>> {
     if let Some(c) = CONFIG.get() {
         return Ok(Arc::clone(c));
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    // ring's provider, but with a key provider that loads no private key:
+    // a probe never authenticates itself, and ring's key loaders (RSA, ECDSA
+    // and Ed25519 signing) are then left out of the binary.
+    let provider =
+        Arc::new(CryptoProvider { key_provider: &NoPrivateKeys, ..rustls::crypto::ring::default_provider() });
     let verifier = Arc::new(AcceptAnyCert(provider.signature_verification_algorithms));
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -52,6 +59,21 @@ fn config() -> io::Result<Arc<ClientConfig>> {
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::clone(CONFIG.get_or_init(|| Arc::new(config))))
+}
+
+/// Loads no private key: the client configuration has no client certificate
+/// (`with_no_client_auth`), so rustls never asks; if it did, the handshake
+/// would fail with this error rather than sign.
+#[derive(Debug)]
+struct NoPrivateKeys;
+
+impl KeyProvider for NoPrivateKeys {
+    fn load_private_key(
+        &self,
+        _key_der: PrivateKeyDer<'static>,
+    ) -> Result<Arc<dyn SigningKey>, rustls::Error> {
+        Err(rustls::Error::General("podinit's TLS client loads no private key".into()))
+    }
 }
 
 /// Accepts every server certificate; verifies handshake signatures with the
