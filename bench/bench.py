@@ -1094,8 +1094,9 @@ with open(sys.argv[1], "w") as f:
                     # A zombie seen at two samples in a row is one podinit did not reap.
                     stuck += sorted(zombies & zombies_before)
                     zombies_before = zombies
-                    samples.append({"t_s": round(el, 1), "VmRSS_kib": kib(st, "VmRSS"), "fds": fds,
-                                    "threads": int(st.get("Threads", 0))})
+                    samples.append({"t_s": round(el, 1), "VmRSS_kib": kib(st, "VmRSS"),
+                                    "RssAnon_kib": kib(st, "RssAnon"), "RssFile_kib": kib(st, "RssFile"),
+                                    "fds": fds, "threads": int(st.get("Threads", 0))})
                     next_sample += p["soak_sample_s"]
             try:
                 pod.p.wait(timeout=60)

@@ -645,7 +645,13 @@ class Report:
         last = [x for x in so["samples"] if x["t_s"] >= so["duration_s"] - 1.0 - so["first_s"]]
         rows, ok, lower = [], True, []
         fewest = lambda xs: min(xs) if xs else None  # noqa: E731
-        for key, label, stat, judged in (("VmRSS_kib", "VmRSS KiB", med, True),
+        # VmRSS is judged; its two parts are shown, so that a change can be
+        # told apart: heap and stacks (RssAnon) or pages of the program file
+        # that a path taken late touched for the first time (RssFile).
+        parts = [(k, f"of it {n} KiB", med, False) for k, n in (("RssAnon_kib", "private (RssAnon)"),
+                                                                 ("RssFile_kib", "file pages (RssFile)"))
+                 if all(x.get(k) is not None for x in so["samples"])]
+        for key, label, stat, judged in (("VmRSS_kib", "VmRSS KiB", med, True), *parts,
                                          ("fds", "open descriptors, median", med, False),
                                          ("fds", "open descriptors, fewest", fewest, True),
                                          ("threads", "threads", med, True)):
