@@ -310,7 +310,7 @@ command = "touch @DIR@/started"
             lines[idx],
             out.report()
         );
-        assert!(last.map_or(true, |l| idx > l), "{name} out of start order\n{}", out.report());
+        assert!(last.is_none_or(|l| idx > l), "{name} out of start order\n{}", out.report());
         last = Some(idx);
     }
 }

@@ -509,7 +509,7 @@ impl Scope {
             }
             polls += 1;
             // docker inspect costs ~20 ms: look at the container now and then.
-            if polls % 10 == 0 && !self.is_running(name) {
+            if polls.is_multiple_of(10) && !self.is_running(name) {
                 if cond(self) {
                     return;
                 }

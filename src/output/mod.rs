@@ -346,8 +346,8 @@ mod tests {
         let mut n: usize = 7;
         while data.len() < 3 * MAX_LINE {
             n = (n * 7919 + 13) % (MAX_LINE + 5000);
-            let len = if n % 5 == 0 { n } else { n % 300 };
-            data.extend(std::iter::repeat(b'a' + (n % 26) as u8).take(len));
+            let len = if n.is_multiple_of(5) { n } else { n % 300 };
+            data.extend(std::iter::repeat_n(b'a' + (n % 26) as u8, len));
             data.extend_from_slice([&b""[..], b"\"", b"\t", b"\xff", "\u{e9}".as_bytes()][n % 5]);
             data.push(b'\n');
         }
