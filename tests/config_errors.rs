@@ -314,3 +314,36 @@ command = "touch @DIR@/started"
         last = Some(idx);
     }
 }
+
+/// A podinit built without the `https` or `grpc` feature (`cargo build
+/// --no-default-features`) refuses a config that asks for that probe kind,
+/// at its key and before anything starts; a build with the feature accepts
+/// the same config. So this test checks whichever build it runs against.
+#[test]
+fn https_and_grpc_probes_are_refused_only_by_a_build_without_their_feature() {
+    let side =
+        "[[process]]\nname = \"side\"\nrole = \"sidecar\"\ncommand = \"touch @DIR@/started; sleep 5\"\n";
+    let cases = [
+        (
+            format!("{side}startup_probe = {{ http_get = {{ port = 8443, scheme = \"https\" }} }}\n\n{APP}"),
+            "scheme",
+            cfg!(feature = "https"),
+        ),
+        (
+            format!("{side}startup_probe = {{ grpc = {{ port = 9090 }} }}\n\n{APP}"),
+            "grpc",
+            cfg!(feature = "grpc"),
+        ),
+    ];
+    for (toml, key, built_with_it) in cases {
+        if built_with_it {
+            let td = TestDir::new();
+            let path = td.config(&toml);
+            let out =
+                td.podinit_not_pid1().arg("check").arg("--config").arg(&path).deadline(secs(10.0)).run();
+            out.assert_code(0);
+        } else {
+            refused_at(&toml, "startup_probe", key);
+        }
+    }
+}
