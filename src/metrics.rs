@@ -38,7 +38,7 @@ impl Counters {
     pub fn probe_failed(&mut self, entry: usize, kind: ProbeKind) {
         let i = ProbeKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
         if let Some(row) = self.probe_failures.get_mut(entry) {
-            row[i] += 1;
+            row[i] = row[i].saturating_add(1);
         }
     }
 
@@ -99,6 +99,20 @@ pub fn render(
     head(o, "podinit_entry_restarts_total", "counter", "Restarts of the entry.");
     for &(_, e) in &entries {
         let _ = writeln!(o, "podinit_entry_restarts_total{{{}}} {}", labels(e), e.restarts);
+    }
+    head(
+        o,
+        "podinit_entry_restarts_during_termination_total",
+        "counter",
+        "Sidecar instances started again during termination (restart_during_termination, KEP-4438); also counted in podinit_entry_restarts_total.",
+    );
+    for &(_, e) in entries.iter().filter(|(_, e)| e.role == crate::config::Role::Sidecar) {
+        let _ = writeln!(
+            o,
+            "podinit_entry_restarts_during_termination_total{{{}}} {}",
+            labels(e),
+            e.restarts_in_termination
+        );
     }
     head(
         o,

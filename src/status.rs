@@ -17,14 +17,14 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt as _, AsyncWriteExt, BufReader as TokioBufReader};
 use tokio::net::UnixListener;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Role;
-use crate::lifecycle::{EntryStatus, Phase, State};
+use crate::lifecycle::{EntryStatus, Phase, State, StopGrace, StopStatus};
 
 /// How long one status connection may take, on either side.
 pub const DEADLINE: Duration = Duration::from_secs(2);
@@ -275,6 +275,50 @@ pub fn state_name(s: &EntryStatus) -> &'static str {
     }
 }
 
+/// A duration as `12.3 s`.
+fn seconds(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+/// One line on where a stop stands: what it waits for, when SIGKILL comes at
+/// the latest and which time that draws on (docs/control.md, "podinit status").
+fn stop_text(stop: &StopStatus, now: Instant) -> String {
+    let grace = match stop.grace {
+        StopGrace::Termination => "the pod's termination budget",
+        StopGrace::Own => "its own grace",
+    };
+    let kill_in = seconds(stop.kill_by.saturating_duration_since(now));
+    match (stop.killed, stop.signalled_at, stop.in_pre_stop) {
+        (true, _, _) => "stopping: SIGKILL sent".to_owned(),
+        (false, Some(at), _) => format!(
+            "stopping: stop signal sent {} ago; SIGKILL in {kill_in} ({grace})",
+            seconds(now.saturating_duration_since(at))
+        ),
+        (false, None, true) => {
+            format!("stopping: pre_stop runs; SIGKILL in {kill_in} at the latest ({grace})")
+        }
+        (false, None, false) => {
+            format!("stopping: waits for its turn; SIGKILL in {kill_in} at the latest ({grace})")
+        }
+    }
+}
+
+/// The same as JSON: `{"grace":"termination"|"own","pre_stop":bool,
+/// "signalled":bool,"kill_in_ms":N,"killed":bool}`.
+fn stop_json(stop: &StopStatus, now: Instant) -> String {
+    let grace = match stop.grace {
+        StopGrace::Termination => "termination",
+        StopGrace::Own => "own",
+    };
+    format!(
+        "{{\"grace\":\"{grace}\",\"pre_stop\":{},\"signalled\":{},\"kill_in_ms\":{},\"killed\":{}}}",
+        stop.in_pre_stop,
+        stop.signalled_at.is_some(),
+        stop.kill_by.saturating_duration_since(now).as_millis(),
+        stop.killed
+    )
+}
+
 fn phase_name(p: Phase) -> &'static str {
     match p {
         Phase::Booting { .. } => "starting",
@@ -297,20 +341,29 @@ pub struct About {
     pub socket: Option<PathBuf>,
 }
 
-/// Renders the report of a pod.
-///
-/// `said` is each entry's last `STATUS=` text (notify probes);
-/// `deadline_in` is what is left of `[pod] active_deadline`, when it has one;
-/// `pod_restarts` counts restarts of the whole pod (`restart_all`).
+/// The pod as a whole, for its report.
+#[derive(Debug, Clone, Copy)]
+pub struct PodFacts {
+    pub phase: Phase,
+    pub ready: bool,
+    /// What is left of `[pod] active_deadline`, when it has one.
+    pub deadline_in: Option<Duration>,
+    /// Restarts of the whole pod (`restart_all`).
+    pub pod_restarts: u32,
+    /// What is left of the termination budget while the pod terminates.
+    pub termination: Option<Duration>,
+}
+
+/// Renders the report of a pod at `now`; `said` is each entry's last
+/// `STATUS=` text (notify probes).
 pub fn render(
     about: &About,
     entries: &[EntryStatus],
     said: &[Option<String>],
-    phase: Phase,
-    ready: bool,
-    deadline_in: Option<Duration>,
-    pod_restarts: u32,
+    pod: &PodFacts,
+    now: Instant,
 ) -> Report {
+    let PodFacts { phase, ready, deadline_in, pod_restarts, termination } = *pod;
     let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
     let config =
         about.config.as_ref().map_or_else(|| "none (a plain init)".to_owned(), |c| c.display().to_string());
@@ -369,13 +422,18 @@ pub fn render(
         if let Some(s) = says {
             status_lines.push_str(&format!("{}: {s}\n", e.name));
         }
+        if let Some(stop) = &e.stop {
+            status_lines.push_str(&format!("{}: {}\n", e.name, stop_text(stop, now)));
+        }
+        let stop_json = e.stop.map_or_else(|| "null".to_owned(), |stop| stop_json(&stop, now));
         json.push_str(&format!(
-            "{{\"name\":{},\"role\":\"{}\",\"state\":\"{}\",\"pid\":{},\"restarts\":{},\"last_exit\":{},\"ready\":{},\"status\":{says_json}}}",
+            "{{\"name\":{},\"role\":\"{}\",\"state\":\"{}\",\"pid\":{},\"restarts\":{},\"restarts_in_termination\":{},\"last_exit\":{},\"ready\":{},\"status\":{says_json},\"stop\":{stop_json}}}",
             String::from_utf8_lossy(&name),
             e.role.as_str(),
             state_name(e),
             e.pid.map_or_else(|| "null".to_owned(), |p| p.to_string()),
             e.restarts,
+            e.restarts_in_termination,
             e.last_exit.map_or_else(|| "null".to_owned(), |x| x.status().to_string()),
             e.ready
         ));
@@ -384,6 +442,9 @@ pub fn render(
     json.push_str(&format!(",\"pod_restarts\":{pod_restarts}"));
     if let Some(left) = deadline_in {
         json.push_str(&format!(",\"active_deadline_in_ms\":{}", left.as_millis()));
+    }
+    if let Some(left) = termination {
+        json.push_str(&format!(",\"termination_budget_left_ms\":{}", left.as_millis()));
     }
     json.push_str("}\n");
     text.push_str(&status_lines);
@@ -394,6 +455,9 @@ pub fn render(
     if let Some(left) = deadline_in {
         let left = Duration::from_secs(left.as_secs());
         text.push_str(&format!(", active deadline in {}", humantime::format_duration(left)));
+    }
+    if let Some(left) = termination {
+        text.push_str(&format!(", termination budget left {}", seconds(left)));
     }
     text.push('\n');
     let unready =

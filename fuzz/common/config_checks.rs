@@ -111,8 +111,8 @@ fn check_hook(who: &str, h: &HookSpec) {
     }
 }
 
-fn check_argv<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(who: &str, argv: &[S]) {
-    assert!(argv.first().is_some_and(|a| !a.as_ref().is_empty()), "{who}: empty command accepted: {argv:?}");
+fn check_argv<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(who: &str, argv: &podinit::config::Argv<S>) {
+    assert!(!argv.program().as_ref().is_empty(), "{who}: empty program accepted: {argv:?}");
 }
 
 /// The configuration (docs/configuration.md) on an accepted config, then the start plan.

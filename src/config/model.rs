@@ -220,6 +220,49 @@ impl Default for BackoffSpec {
     }
 }
 
+/// A command: a program and its arguments. Never empty, by construction
+/// ([`Argv::new`]), so there is always a program to run and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Argv<S> {
+    program: S,
+    args: Vec<S>,
+}
+
+impl<S> Argv<S> {
+    /// The command of `words`, the first being the program; `None` when
+    /// there is none.
+    pub fn new(words: Vec<S>) -> Option<Argv<S>> {
+        let mut words = words.into_iter();
+        let program = words.next()?;
+        Some(Argv { program, args: words.collect() })
+    }
+
+    /// A program run without arguments.
+    pub fn program_only(program: S) -> Argv<S> {
+        Argv { program, args: Vec::new() }
+    }
+
+    /// The program (what `execvp` looks up on `PATH` when it has no `/`).
+    pub fn program(&self) -> &S {
+        &self.program
+    }
+
+    /// The arguments after the program.
+    pub fn args(&self) -> &[S] {
+        &self.args
+    }
+
+    /// The program, then its arguments.
+    pub fn iter(&self) -> impl Iterator<Item = &S> {
+        std::iter::once(&self.program).chain(&self.args)
+    }
+
+    /// The same command with each word converted by `f`.
+    pub fn map<T>(&self, f: impl Fn(&S) -> T) -> Argv<T> {
+        Argv { program: f(&self.program), args: self.args.iter().map(f).collect() }
+    }
+}
+
 /// One process entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntrySpec {
@@ -227,13 +270,18 @@ pub struct EntrySpec {
     pub role: Role,
     /// Program and arguments; a shell string has become `["/bin/sh", "-c", s]`.
     /// Bytes: the command after `--` reaches the program as the kernel gave it.
-    pub argv: Vec<OsString>,
+    pub argv: Argv<OsString>,
     /// Added to podinit's own environment: `env_file` first, then `env`.
     pub env: Vec<(String, String)>,
     pub working_dir: Option<PathBuf>,
     pub user: Option<UserSpec>,
     pub hold_until: HoldUntil,
     pub stop_signal: Signal,
+    /// The command given after `--`: during a termination that a signal
+    /// began, it is stopped with that signal (SIGTERM or SIGINT) rather than
+    /// `stop_signal`, as tini and dumb-init pass on the signal they receive
+    /// (docs/signals.md).
+    pub stop_with_received_signal: bool,
     pub log: LogMode,
     pub startup_probe: Option<ProbeSpec>,
     pub readiness_probe: Option<ProbeSpec>,
@@ -277,7 +325,7 @@ impl EntrySpec {
 
     /// An entry with every optional field at its documented default (README, "Configuration"): no probes or
     /// hooks, SIGTERM, `hold_until = "ready"`, the environment of podinit.
-    pub fn new(name: &str, role: Role, argv: Vec<OsString>, log: LogMode) -> EntrySpec {
+    pub fn new(name: &str, role: Role, argv: Argv<OsString>, log: LogMode) -> EntrySpec {
         EntrySpec {
             name: name.to_owned(),
             role,
@@ -287,6 +335,7 @@ impl EntrySpec {
             user: None,
             hold_until: HoldUntil::Ready,
             stop_signal: Signal::TERM,
+            stop_with_received_signal: false,
             log,
             startup_probe: None,
             readiness_probe: None,
@@ -350,7 +399,7 @@ impl ProbeSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProbeAction {
     Exec {
-        argv: Vec<String>,
+        argv: Argv<String>,
     },
     TcpSocket {
         host: String,
@@ -433,7 +482,7 @@ pub struct HttpGet {
 /// A lifecycle hook (`post_start`, `pre_stop`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookSpec {
-    Exec { argv: Vec<String> },
+    Exec { argv: Argv<String> },
     HttpGet(HttpGet),
     Sleep(Duration),
 }

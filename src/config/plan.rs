@@ -8,7 +8,7 @@ use crate::config::{HoldUntil, Role};
 
 /// A command as a shell would read it back (arguments with blanks quoted).
 /// An argument that is not UTF-8 shows escaped.
-fn shell_words<S: AsRef<std::ffi::OsStr>>(argv: &[S]) -> String {
+fn shell_words<S: AsRef<std::ffi::OsStr>>(argv: &crate::config::Argv<S>) -> String {
     argv.iter()
         .map(|a| {
             let Some(a) = a.as_ref().to_str() else {

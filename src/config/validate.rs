@@ -268,7 +268,11 @@ impl Validator<'_> {
                     "the name \"main\" is taken by the command given after `--`; rename this entry".into(),
                 );
             }
-            entries.push(EntrySpec::new("main", Role::Main, self.opts.command.clone(), log));
+            if let Some(argv) = Argv::new(self.opts.command.clone()) {
+                let mut main = EntrySpec::new("main", Role::Main, argv, log);
+                main.stop_with_received_signal = true;
+                entries.push(main);
+            }
         }
         // Read only when there is a sidecar to protect: a plain init has none.
         if entries.iter().any(|e| e.role == Role::Sidecar) {
@@ -352,10 +356,10 @@ impl Validator<'_> {
         };
         let role = p.role.as_ref().map_or(Role::Main, |r| *r.get_ref());
         let argv = match p.command {
-            Some(c) => self.command(c).into_iter().map(OsString::from).collect(),
+            Some(c) => self.command(c).map(|w| OsString::from(w)),
             None => {
                 self.at(start, format!("process {name:?}: missing key `command`"));
-                Vec::new()
+                Argv::program_only(OsString::new())
             }
         };
         if role == Role::Init {
@@ -489,6 +493,7 @@ impl Validator<'_> {
             user,
             hold_until: p.hold_until.map_or(HoldUntil::Ready, |h| h.into_inner()),
             stop_signal: p.stop_signal.map_or(Signal::TERM, |s| s.0),
+            stop_with_received_signal: false,
             log,
             startup_probe,
             readiness_probe,
@@ -550,15 +555,18 @@ impl Validator<'_> {
         out
     }
 
-    fn command(&mut self, c: Spanned<RawCommand>) -> Vec<String> {
+    /// The command of `c`; with an error recorded for an empty one (and a
+    /// placeholder returned, as the pod is refused anyway).
+    fn command(&mut self, c: Spanned<RawCommand>) -> Argv<String> {
         let at = c.span().start;
         let argv = match c.into_inner() {
-            RawCommand::Argv(argv) if argv.first().is_some_and(|a| !a.is_empty()) => argv,
-            RawCommand::Shell(s) if !s.trim().is_empty() => vec!["/bin/sh".into(), "-c".into(), s],
-            _ => {
-                self.at(at, "empty command".into());
-                return Vec::new();
-            }
+            RawCommand::Argv(argv) if argv.first().is_some_and(|a| !a.is_empty()) => Argv::new(argv),
+            RawCommand::Shell(s) if !s.trim().is_empty() => Argv::new(vec!["/bin/sh".into(), "-c".into(), s]),
+            _ => None,
+        };
+        let Some(argv) = argv else {
+            self.at(at, "empty command".into());
+            return Argv::program_only(String::new());
         };
         // exec(2) takes C strings: a NUL would end an argument early.
         if argv.iter().any(|a| a.contains('\0')) {
@@ -567,7 +575,7 @@ impl Validator<'_> {
         argv
     }
 
-    fn exec(&mut self, e: RawExec) -> Vec<String> {
+    fn exec(&mut self, e: RawExec) -> Argv<String> {
         self.command(e.command)
     }
 
@@ -629,7 +637,7 @@ impl Validator<'_> {
             }
             ProbeAction::LogLine(self.log_line(l))
         } else {
-            ProbeAction::Exec { argv: Vec::new() }
+            ProbeAction::Exec { argv: Argv::program_only(String::new()) }
         };
         // Kubernetes' defaults live in ProbeSpec::new alone.
         let defaults = ProbeSpec::new(action);
@@ -940,7 +948,10 @@ command = ["/app/server"]
 "#;
         let spec = check(text).unwrap();
         assert_eq!(spec.entries.len(), 3);
-        assert_eq!(spec.entries[1].argv, ["/bin/sh", "-c", "exec envoy -c /etc/envoy.yaml"]);
+        assert_eq!(
+            spec.entries[1].argv.iter().collect::<Vec<_>>(),
+            ["/bin/sh", "-c", "exec envoy -c /etc/envoy.yaml"]
+        );
         let sp = spec.entries[1].startup_probe.as_ref().unwrap();
         assert_eq!(sp.period, Duration::from_millis(100));
         assert_eq!(sp.failure_threshold, 300);
@@ -1045,7 +1056,7 @@ command = ["/app/server"]
         let spec =
             from_source(&source, &LoadOptions { command: vec!["true".into()], is_root: false }).unwrap();
         assert_eq!(spec.entries[0].name, "main");
-        assert_eq!(spec.entries[0].argv, ["true"]);
+        assert_eq!(spec.entries[0].argv.iter().collect::<Vec<_>>(), ["true"]);
         let e = from_source(&Source::default(), &LoadOptions::default()).unwrap_err();
         assert!(e.to_string().contains("no main"));
     }

@@ -216,10 +216,10 @@ struct Streak {
 impl Streak {
     fn add(&mut self, ok: bool) {
         if ok {
-            self.successes += 1;
+            self.successes = self.successes.saturating_add(1);
             self.failures = 0;
         } else {
-            self.failures += 1;
+            self.failures = self.failures.saturating_add(1);
             self.successes = 0;
         }
     }
@@ -356,8 +356,12 @@ struct Entry {
     passed: bool,
     /// Spawns that failed in a row (reset by a successful one).
     spawn_failures: u32,
-    /// Started again during termination (KEP-4438): stopped with SIGKILL.
+    /// The current instance was started during termination (KEP-4438): it
+    /// runs no pre_stop at its turn.
     restarted_in_termination: bool,
+    /// How many instances were started during termination (KEP-4438's
+    /// counter of such restarts).
+    restarts_in_termination: u32,
     /// Stopped by `podinit stop` (its state is `Exited`): `podinit start`
     /// brings it back.
     held: bool,
@@ -380,6 +384,7 @@ impl Entry {
             passed: false,
             spawn_failures: 0,
             restarted_in_termination: false,
+            restarts_in_termination: 0,
             held: false,
             removed: false,
             pending: None,
@@ -431,6 +436,42 @@ pub struct EntryStatus {
     pub held: bool,
     /// Removed by `podinit reload` (left out of the status once exited).
     pub removed: bool,
+    /// Instances started during termination (`restart_during_termination`,
+    /// KEP-4438): also counted in `restarts`.
+    pub restarts_in_termination: u32,
+    /// Where its stop stands, while it is being stopped.
+    pub stop: Option<StopStatus>,
+}
+
+/// Where one instance's stop stands, for `podinit status` (docs/control.md):
+/// which time it draws on and when SIGKILL comes at the latest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopStatus {
+    /// What the stop's time comes out of.
+    pub grace: StopGrace,
+    /// Its pre_stop hook still runs; the stop signal waits for it.
+    pub in_pre_stop: bool,
+    /// When the stop signal went out; `None`: not yet (pre_stop runs, or a
+    /// sidecar waits for its turn in termination).
+    pub signalled_at: Option<Instant>,
+    /// When SIGKILL comes at the latest: armed once the stop signal is out;
+    /// before that, the end of its grace plus the 2 s floor after the stop
+    /// signal (kubernetes.io "Container Lifecycle Hooks").
+    pub kill_by: Instant,
+    /// SIGKILL has been sent.
+    pub killed: bool,
+}
+
+/// What a stop's time comes out of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopGrace {
+    /// The pod's termination budget (`termination_grace_period`, counted once
+    /// for the whole termination, docs/lifecycle.md).
+    Termination,
+    /// A stop of its own, outside termination (a failed probe or post_start,
+    /// `podinit restart`/`stop`): the probe's grace or the pod's
+    /// `termination_grace_period`, counted from the stop's start.
+    Own,
 }
 
 /// The lifecycle of one pod.
@@ -457,6 +498,8 @@ pub struct Pod {
     booted_at: Option<Instant>,
     /// The signal that began termination, if one did.
     term_signal: Option<Signal>,
+    /// SIGINTs received: the second one spends the termination budget.
+    sigints: u32,
     /// Why the probe result being handled failed, for its notes.
     probe_why: Option<String>,
     /// `[pod] active_deadline` as the last `podinit reload` read it (the
@@ -486,6 +529,7 @@ impl Pod {
             pod_backoff,
             booted_at: None,
             term_signal: None,
+            sigints: 0,
             probe_why: None,
             file_active_deadline: None,
             out: Vec::new(),
@@ -954,8 +998,29 @@ impl Pod {
                 stopping: e.live().is_some_and(|l| l.stop().is_some()),
                 held: e.held,
                 removed: e.removed,
+                restarts_in_termination: e.restarts_in_termination,
+                stop: e.live().and_then(Live::stop).map(|s| StopStatus {
+                    grace: if s.cause == StopCause::Termination {
+                        StopGrace::Termination
+                    } else {
+                        StopGrace::Own
+                    },
+                    in_pre_stop: s.in_hook,
+                    signalled_at: s.signalled_at,
+                    kill_by: s.kill_at.unwrap_or(s.deadline + MIN_STOP_GRACE),
+                    killed: s.killed,
+                }),
             })
             .collect()
+    }
+
+    /// When the termination budget is spent, while the pod terminates and
+    /// it is not spent yet (docs/lifecycle.md, "Termination").
+    pub fn termination_deadline(&self) -> Option<Instant> {
+        match self.phase {
+            Phase::Terminating { deadline, spent: false } => Some(deadline),
+            _ => None,
+        }
     }
 
     // ----- helpers -----
@@ -1025,11 +1090,26 @@ impl Pod {
                 let stage = live.stage.clone();
                 self.on_probe(entry, stage, kind, ok, now);
             }
-            (EntryState::Running(live), EntryEvent::Hook(HookKind::PostStart, ok)) => {
-                if let Stage::Starting { post_start_done: false, startup_passed, startup } = live.stage {
+            (EntryState::Running(live), EntryEvent::Hook(HookKind::PostStart, ok)) => match &live.stage {
+                Stage::Starting { post_start_done: false, startup_passed, startup } => {
+                    let (startup_passed, startup) = (*startup_passed, *startup);
                     self.on_post_start(entry, ok, startup_passed, startup, now);
                 }
-            }
+                // A copy started during termination whose post_start failed:
+                // its stop signal now rather than at its turn.
+                Stage::Stopping(stop)
+                    if !ok
+                        && stop.signalled_at.is_none()
+                        && self.entries[entry].restarted_in_termination
+                        && self.spec.entries[entry].post_start.is_some() =>
+                {
+                    let deadline = stop.deadline;
+                    let text = format!("{} post_start hook failed: stopping it", self.name(entry));
+                    self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PostStart);
+                    self.send_stop(entry, now, deadline);
+                }
+                _ => self.debug(Some(entry), format!("post_start result ({ok}) ignored while stopping")),
+            },
             (EntryState::Running(live), EntryEvent::Hook(HookKind::PreStop, ok)) => {
                 if let Some(stop) = live.stop().filter(|s| s.in_hook).cloned() {
                     self.on_pre_stop(entry, stop, ok, now);
@@ -1140,9 +1220,9 @@ impl Pod {
     fn spawn_unchecked(&mut self, entry: EntryId, now: Instant) {
         let e = &mut self.entries[entry];
         if e.instance > 0 {
-            e.restarts += 1;
+            e.restarts = e.restarts.saturating_add(1);
         }
-        e.instance += 1;
+        e.instance = e.instance.wrapping_add(1);
         e.state = EntryState::Spawning { asked_at: now };
         let instance = e.instance;
         self.out.push(Action::Spawn { entry, instance });
@@ -1172,10 +1252,20 @@ impl Pod {
             return;
         }
         if let Phase::Terminating { deadline, .. } = self.phase {
-            // Termination began while it was being spawned: it only gets stopped.
+            // Termination began while it was being spawned, or it was started
+            // again during termination (KEP-4438): it only gets stopped, at
+            // its turn, with its stop signal and what is left of the budget;
+            // no pre_stop (that ran once, at the start of termination) and no
+            // probes. A copy started again runs its post_start as any start
+            // does (KEP-4438, "Alpha limitations"); if that fails, it is
+            // stopped at once, as a failed post_start stops any instance.
             if let Some(live) = self.entries[entry].live() {
                 let stop = Stop::begin(live, StopCause::Termination, deadline, false);
                 self.set_stage(entry, Stage::Stopping(stop));
+            }
+            if has_post_start && self.entries[entry].restarted_in_termination {
+                let pid = pid.get();
+                self.out.push(Action::RunHook { entry, instance, pid, hook: HookKind::PostStart });
             }
             self.drive_termination(now);
             return;
@@ -1416,11 +1506,14 @@ impl Pod {
         }
     }
 
-    /// KEP-4438: starts a sidecar again during termination, bare.
+    /// KEP-4438: starts a sidecar again during termination; it runs its
+    /// post_start, no probes, and is stopped at its turn like the others.
     fn restart_in_termination(&mut self, entry: EntryId, now: Instant) {
         let text = format!("restarting {} during termination (restart_during_termination)", self.name(entry));
         self.note(Level::Info, "restarting", entry, text);
-        self.entries[entry].restarted_in_termination = true;
+        let e = &mut self.entries[entry];
+        e.restarted_in_termination = true;
+        e.restarts_in_termination = e.restarts_in_termination.saturating_add(1);
         self.spawn_unchecked(entry, now);
     }
 
@@ -1616,11 +1709,16 @@ impl Pod {
     }
 
     /// Sends the stop signal now and arms SIGKILL for `max(now + 2 s, deadline)`.
+    ///
+    /// The stop signal is the entry's `stop_signal`, except for the command
+    /// given after `--` during a termination that a signal began: that one
+    /// gets the signal podinit received (SIGTERM or SIGINT), as tini and
+    /// dumb-init pass on the signal they get (docs/signals.md).
     fn send_stop(&mut self, entry: EntryId, now: Instant, deadline: Instant) {
-        let signal = if self.entries[entry].restarted_in_termination {
-            Signal::KILL
-        } else {
-            self.spec.entries[entry].stop_signal
+        let spec = &self.spec.entries[entry];
+        let signal = match (self.term_signal, self.terminating()) {
+            (Some(received), true) if spec.stop_with_received_signal => received,
+            _ => spec.stop_signal,
         };
         let instance = self.entries[entry].instance;
         let Some(live) = self.entries[entry].live() else { return };
@@ -1739,7 +1837,7 @@ impl Pod {
         if self.phase != Phase::Restarting {
             return;
         }
-        self.pod_restarts += 1;
+        self.pod_restarts = self.pod_restarts.saturating_add(1);
         let text = format!("restarting the pod (restart {} of the whole pod)", self.pod_restarts);
         self.notes.push(Note::new(Level::Info, "pod_restarting", None, text));
         for e in &mut self.entries {
@@ -1754,10 +1852,15 @@ impl Pod {
     // ----- termination -----
 
     fn on_terminate(&mut self, signal: Signal, now: Instant) {
+        if signal == Signal::INT {
+            self.sigints = self.sigints.saturating_add(1);
+        }
         match self.phase {
             Phase::Terminating { spent, .. } => {
-                // A second SIGINT spends the budget; SIGTERM changes nothing.
-                if signal == Signal::INT && !spent {
+                // A second SIGINT (counted from the first SIGINT podinit
+                // received, whatever began termination) spends the budget;
+                // SIGTERM, or a first SIGINT, changes nothing.
+                if signal == Signal::INT && self.sigints >= 2 && !spent {
                     let n = Note::new(
                         Level::Warn,
                         "budget_spent",

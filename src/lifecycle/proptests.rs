@@ -67,7 +67,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn probe() -> ProbeSpec {
-    let action = ProbeAction::Exec { argv: vec!["true".into()] };
+    let action = ProbeAction::Exec { argv: crate::config::Argv::program_only("true".into()) };
     ProbeSpec { period: Duration::from_secs(1), failure_threshold: 2, ..ProbeSpec::new(action) }
 }
 
@@ -98,7 +98,12 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_m
                 liveness_probe: (probes && s.liveness).then(probe),
                 post_start: (probes && s.post_start).then_some(HookSpec::Sleep(Duration::from_secs(1))),
                 pre_stop: (probes && s.pre_stop).then_some(HookSpec::Sleep(Duration::from_secs(1))),
-                ..EntrySpec::new(&format!("e{i}"), s.role, vec!["x".into()], LogMode::Prefixed)
+                ..EntrySpec::new(
+                    &format!("e{i}"),
+                    s.role,
+                    crate::config::Argv::program_only("x".into()),
+                    LogMode::Prefixed,
+                )
             }
         })
         .collect();
@@ -256,10 +261,10 @@ impl Effects for Fx {
                         None => self.budget_deadline,
                     };
                     let earliest = signalled.map(|t| t + MIN_STOP_GRACE).max(deadline);
-                    // A restart_all kills at once (KEP-5532), and so does the
-                    // stop of a copy restarted during termination (KEP-4438).
-                    let exempt = pod.phase() == Phase::Restarting
-                        || self.spawned_in_termination.contains(&(entry, instance));
+                    // A restart_all kills at once (KEP-5532). A copy restarted
+                    // during termination is held to the same rule as any
+                    // instance (KEP-4438: its stop signal at its turn).
+                    let exempt = pod.phase() == Phase::Restarting;
                     if !spent && !exempt && earliest.is_some_and(|e| now < e) {
                         self.fail(format!("{entry}/{instance} SIGKILLed before {earliest:?} (now {now:?})"));
                     }

@@ -6,18 +6,18 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::config::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
+use crate::config::{Argv, BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 use crate::config::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
 
 const TERM: i32 = libc::SIGTERM;
 const KILL: i32 = libc::SIGKILL;
 
 fn entry(name: &str, role: Role) -> EntrySpec {
-    EntrySpec::new(name, role, vec!["x".into()], LogMode::Prefixed)
+    EntrySpec::new(name, role, Argv::program_only("x".into()), LogMode::Prefixed)
 }
 
 fn probe() -> ProbeSpec {
-    let action = ProbeAction::Exec { argv: vec!["true".into()] };
+    let action = ProbeAction::Exec { argv: Argv::program_only("true".into()) };
     ProbeSpec { period: Duration::from_secs(1), ..ProbeSpec::new(action) }
 }
 
@@ -54,6 +54,8 @@ struct SimFx {
     fail_spawn: BTreeMap<EntryId, i32>,
     /// What the machine said.
     notes: Vec<Note>,
+    /// Every signal sent but SIGCONT, with the entry's name.
+    sent: Vec<(String, Signal)>,
 }
 
 impl Effects for SimFx {
@@ -80,6 +82,7 @@ impl Effects for SimFx {
             Action::Signal { entry, signal, .. } => {
                 let what = if signal == Signal::KILL { "kill" } else { "stop" };
                 self.log.push(format!("{what} {}", self.names[entry]));
+                self.sent.push((self.names[entry].clone(), signal));
             }
             Action::StartProbe { entry, kind, .. } => {
                 self.log.push(format!("probe+ {} {kind:?}", self.names[entry]));
@@ -126,6 +129,7 @@ impl Sim {
             exit: None,
             fail_spawn: BTreeMap::new(),
             notes: Vec::new(),
+            sent: Vec::new(),
         };
         let mut sim = Sim { pod: Pod::new(spec), driver: Driver::new(), fx, now, t0: now };
         sim.driver.start(&mut sim.pod, &mut sim.fx, now);
@@ -583,28 +587,87 @@ fn an_exit_during_pre_stop_ends_the_stop_without_the_hook() {
     assert_eq!(sim.take_log(), s(&["exit 0"]), "no stop signal, no wait for the hook");
 }
 
-/// KEP-4438 (alpha): with `restart_during_termination`, a sidecar that dies
-/// before its turn comes back, bare, and gets SIGKILL at its turn; without the
-/// flag it stays down.
+/// KEP-4438 (alpha; "Alpha limitations" and "Design Details" of
+/// keps/sig-node/4438-container-restart-termination): with
+/// `restart_during_termination`, a sidecar that dies before its turn comes
+/// back: its post_start runs, no probes, and no second pre_stop; at its turn
+/// it gets its stop signal and what is left of the budget, like any sidecar.
+/// Such restarts are counted. Without the flag it stays down.
 #[test]
 fn restart_during_termination_brings_back_a_sidecar_that_dies_before_its_turn() {
     for flag in [true, false] {
         let mut side = entry("side", Role::Sidecar);
         side.restart_during_termination = flag;
+        side.post_start = Some(HookSpec::Sleep(Duration::from_millis(10)));
+        side.pre_stop = Some(HookSpec::Sleep(Duration::from_millis(10)));
+        side.liveness_probe = Some(probe());
+        side.stop_signal = Signal::new(libc::SIGUSR1).unwrap();
         let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+        sim.hook("side", HookKind::PostStart, true);
         sim.take_log();
         sim.event(Event::Terminate { signal: Signal::TERM });
-        assert_eq!(sim.take_log(), s(&["stop m"]));
+        assert_eq!(sim.take_log(), s(&["hook side PreStop", "stop m"]));
+        sim.advance(Duration::from_secs(1));
         sim.exit("side", Exit::Code(1));
         if !flag {
             assert!(sim.take_log().is_empty(), "without the flag nothing restarts");
+            assert_eq!(sim.pod.status()[0].restarts_in_termination, 0);
             continue;
         }
-        assert_eq!(sim.take_log(), s(&["spawn side"]), "no probes, no hooks");
+        assert_eq!(sim.take_log(), s(&["spawn side", "hook side PostStart"]), "post_start, no probes");
+        assert_eq!(sim.pod.status()[0].restarts_in_termination, 1);
+        assert_eq!(sim.pod.status()[0].restarts, 1, "counted among its restarts too");
+        sim.hook("side", HookKind::PostStart, true);
+        sim.advance(Duration::from_secs(1));
         sim.exit("m", Exit::Signal(TERM));
-        assert_eq!(sim.take_log(), s(&["kill side"]), "the restarted copy gets SIGKILL at its turn");
-        sim.exit("side", Exit::Signal(KILL));
+        assert_eq!(sim.take_log(), s(&["stop side"]), "no second pre_stop: its stop signal at its turn");
+        assert_eq!(sim.fx.sent.last().map(|(_, sig)| sig.number()), Some(libc::SIGUSR1));
+        // The budget (7 s from T0) has 5 s left: SIGKILL when it is spent.
+        assert_eq!(sim.fx.timers.get(&Timer::Stop(0, 2)).copied(), Some(sim.t0 + Duration::from_secs(7)));
+        sim.exit("side", Exit::Code(0));
         assert_eq!(sim.fx.exit, Some(128 + TERM));
+    }
+}
+
+/// A copy started during termination whose post_start fails is stopped at
+/// once, as a failed post_start stops any instance (kubernetes.io "Container
+/// Lifecycle Hooks"), not at its turn.
+#[test]
+fn restart_during_termination_a_failed_post_start_stops_the_copy_at_once() {
+    let mut side = entry("side", Role::Sidecar);
+    side.restart_during_termination = true;
+    side.post_start = Some(HookSpec::Sleep(Duration::from_millis(10)));
+    let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+    sim.hook("side", HookKind::PostStart, true);
+    sim.take_log();
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    sim.exit("side", Exit::Code(1));
+    assert_eq!(sim.take_log(), s(&["stop m", "spawn side", "hook side PostStart"]));
+    sim.hook("side", HookKind::PostStart, false);
+    assert_eq!(sim.take_log(), s(&["stop side"]), "stopped while the main still runs");
+}
+
+/// A `restart_all` rule never restarts the pod once it terminates (KEP-4438,
+/// "Pod termination and In-Place Pod Restart interaction").
+#[test]
+fn restart_all_never_starts_during_termination() {
+    for flag in [true, false] {
+        let mut side = entry("side", Role::Sidecar);
+        side.restart_during_termination = flag;
+        side.restart_rules = vec![crate::config::RestartRule {
+            action: RuleAction::RestartAll,
+            operator: crate::config::Operator::In,
+            values: vec![88],
+        }];
+        let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+        sim.take_log();
+        sim.event(Event::Terminate { signal: Signal::TERM });
+        sim.take_log();
+        sim.exit("side", Exit::Code(88));
+        let log = sim.take_log();
+        assert!(!log.iter().any(|l| l == "kill m"), "no pod restart: {log:?}");
+        assert_eq!(sim.pod.pod_restarts(), 0);
+        assert_eq!(log.contains(&"spawn side".to_owned()), flag, "{log:?}");
     }
 }
 
@@ -885,6 +948,90 @@ fn rule12_second_sigint_spends_the_budget_repeated_sigterm_changes_nothing() {
     assert_eq!(sim.take_log(), s(&["kill side"]));
 }
 
+/// A *second* SIGINT spends the budget: a SIGTERM then one SIGINT changes
+/// nothing; a SIGINT after that is the second one (docs/signals.md).
+#[test]
+fn rule12_a_first_sigint_after_sigterm_is_not_a_second_sigint() {
+    let mut spec = pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]);
+    spec.termination_grace_period = Duration::from_secs(30);
+    let mut sim = Sim::new(spec);
+    sim.take_log();
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    sim.advance(Duration::from_millis(300));
+    sim.event(Event::Terminate { signal: Signal::INT });
+    assert_eq!(sim.take_log(), s(&["stop m"]), "one SIGINT: the budget is not spent");
+    sim.advance(Duration::from_secs(5));
+    assert!(sim.take_log().is_empty(), "grace not cut: no SIGKILL at the 2 s floor");
+    sim.event(Event::Terminate { signal: Signal::INT });
+    assert_eq!(sim.take_log(), s(&["stop side"]), "the second SIGINT spends it");
+    sim.advance(Duration::from_millis(1));
+    assert_eq!(sim.take_log(), s(&["kill m"]), "m is past its 2 s floor: SIGKILL now");
+}
+
+/// The command given after `--` is stopped with the signal podinit received,
+/// as tini and dumb-init forward it; any other entry with its stop_signal.
+#[test]
+fn the_command_line_main_gets_the_signal_podinit_received() {
+    for received in [Signal::INT, Signal::TERM] {
+        let mut cli = entry("main", Role::Main);
+        cli.stop_with_received_signal = true;
+        let mut other = entry("other", Role::Main);
+        other.stop_signal = Signal::new(libc::SIGQUIT).unwrap();
+        let mut sim = Sim::new(pod(vec![other, cli]));
+        sim.take_log();
+        sim.event(Event::Terminate { signal: received });
+        let sent: Vec<(String, i32)> = sim.fx.sent.iter().map(|(n, sig)| (n.clone(), sig.number())).collect();
+        assert_eq!(
+            sent,
+            [("other".to_owned(), libc::SIGQUIT), ("main".to_owned(), received.number())],
+            "received {received}"
+        );
+    }
+    // Outside termination (a failed liveness probe), its own stop signal.
+    let mut cli = entry("main", Role::Main);
+    cli.stop_with_received_signal = true;
+    cli.liveness_probe = Some(probe());
+    let mut spec = pod(vec![cli]);
+    spec.restart_policy = RestartPolicy::Always;
+    let mut sim = Sim::new(spec);
+    for _ in 0..3 {
+        sim.probe("main", ProbeKind::Liveness, false);
+    }
+    assert_eq!(sim.fx.sent.iter().map(|(_, sig)| sig.number()).collect::<Vec<_>>(), [TERM]);
+}
+
+/// `podinit status` learns where a stop stands: which time it draws on, and
+/// when SIGKILL comes at the latest.
+#[test]
+fn a_stop_says_its_grace_and_when_sigkill_comes() {
+    let mut side = entry("side", Role::Sidecar);
+    side.liveness_probe =
+        Some(ProbeSpec { termination_grace_period: Some(Duration::from_secs(4)), ..probe() });
+    let mut m = entry("m", Role::Main);
+    m.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(3)));
+    let mut sim = Sim::new(pod(vec![side, m]));
+    sim.hook("m", HookKind::PostStart, true);
+    assert!(sim.pod.status().iter().all(|e| e.stop.is_none()));
+    assert_eq!(sim.pod.termination_deadline(), None);
+    for _ in 0..3 {
+        sim.probe("side", ProbeKind::Liveness, false);
+    }
+    let stop = sim.pod.status()[0].stop.expect("side is stopping");
+    assert_eq!(stop.grace, StopGrace::Own);
+    assert_eq!(stop.signalled_at, Some(sim.now));
+    assert_eq!(stop.kill_by, sim.now + Duration::from_secs(4), "the probe's own grace");
+    sim.exit("side", Exit::Signal(TERM));
+    sim.take_log();
+    sim.advance(Duration::from_secs(1));
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    let t0 = sim.now;
+    assert_eq!(sim.pod.termination_deadline(), Some(t0 + Duration::from_secs(7)));
+    let status = sim.pod.status();
+    let m = status[1].stop.expect("m is stopping");
+    assert_eq!((m.grace, m.in_pre_stop, m.signalled_at), (StopGrace::Termination, true, None));
+    assert_eq!(m.kill_by, t0 + Duration::from_secs(9), "the budget, then the 2 s floor at the latest");
+}
+
 #[test]
 fn stop_signal_is_followed_by_sigcont_once() {
     let mut p = Pod::new(pod(vec![entry("m", Role::Main)]));
@@ -948,7 +1095,7 @@ fn exit_status_first_failing_main_in_file_order() {
 #[test]
 fn exit_status_spawn_failure_is_127_or_126() {
     let mut spec = pod(vec![entry("m", Role::Main)]);
-    spec.entries[0].argv = vec!["/nonexistent".into()];
+    spec.entries[0].argv = Argv::program_only("/nonexistent".into());
     let now = Instant::now();
     let mut p = Pod::new(spec);
     let a = p.start(now);
@@ -1122,7 +1269,7 @@ impl Sim {
 }
 
 fn with_argv(mut e: EntrySpec, argv: &str) -> EntrySpec {
-    e.argv = vec![argv.into()];
+    e.argv = Argv::program_only(argv.into());
     e
 }
 
@@ -1149,13 +1296,13 @@ fn reload_restarts_changed_entries_with_their_new_settings_and_leaves_the_rest()
     let side = sim.id("side");
     assert_eq!(
         sim.pod.spec().entries[side].argv,
-        vec![std::ffi::OsString::from("x")],
+        Argv::program_only(std::ffi::OsString::from("x")),
         "old settings until it exits"
     );
     sim.hook("side", HookKind::PreStop, true);
     sim.exit("side", Exit::Signal(TERM));
     assert_eq!(sim.take_log(), s(&["stop side", "spawn side"]));
-    assert_eq!(sim.pod.spec().entries[side].argv, vec![std::ffi::OsString::from("side-v2")]);
+    assert_eq!(sim.pod.spec().entries[side].argv, Argv::program_only(std::ffi::OsString::from("side-v2")));
     assert!(sim.running("m"));
     assert_eq!(sim.reload(sim.pod.spec().clone()).unwrap(), s(&["nothing changed"]));
     assert!(sim.take_log().is_empty());
@@ -1170,7 +1317,10 @@ fn reload_during_boot_gives_an_init_not_started_yet_its_new_settings() {
     let said = sim.reload(new).unwrap();
     assert!(said.iter().any(|l| l.contains("b changed: it starts with its new settings")), "{said:?}");
     sim.exit("a", Exit::Code(0));
-    assert_eq!(sim.pod.spec().entries[sim.id("b")].argv, vec![std::ffi::OsString::from("b-v2")]);
+    assert_eq!(
+        sim.pod.spec().entries[sim.id("b")].argv,
+        Argv::program_only(std::ffi::OsString::from("b-v2"))
+    );
     assert!(sim.running("b"));
 }
 

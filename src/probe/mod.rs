@@ -170,12 +170,12 @@ impl Drop for KillOnDrop<'_> {
 pub async fn exec(
     reaper: &Rc<Reaper>,
     entry: &EntrySpec,
-    argv: &[String],
+    argv: &crate::config::Argv<String>,
     timeout: Option<Duration>,
 ) -> Result<(), Failure> {
     let (tx, rx) = oneshot::channel();
     let cmd = command(entry, argv, Stdio3::Null);
-    let child = spawn(reaper, cmd, std::ffi::OsStr::new(&argv[0]), Waiter::Task(tx))?;
+    let child = spawn(reaper, cmd, std::ffi::OsStr::new(argv.program()), Waiter::Task(tx))?;
     let mut guard = KillOnDrop(reaper, i32::try_from(child.id()).ok());
     let mut rx = rx;
     let result = match timeout {
@@ -188,7 +188,7 @@ pub async fn exec(
             if exit.success() {
                 Ok(())
             } else {
-                Err(Failure::Exited { program: argv[0].clone(), exit })
+                Err(Failure::Exited { program: argv.program().clone(), exit })
             }
         }
         Ok(Err(_)) => Err(Failure::Exiting),
@@ -197,7 +197,7 @@ pub async fn exec(
             // little) until it is reaped, so that attempts never pile up.
             drop(guard);
             let _ = tokio::time::timeout(REAP_WAIT, rx).await;
-            Err(Failure::Killed { program: argv[0].clone(), after: timeout.unwrap_or_default() })
+            Err(Failure::Killed { program: argv.program().clone(), after: timeout.unwrap_or_default() })
         }
     }
 }

@@ -107,7 +107,7 @@ impl Plain {
         let spec = &pod.entries[entry];
         let stdio = Stdio3::for_entry(spec.log, self.stdin_entry == Some(entry), self.terminal);
         let cmd = command(spec, &spec.argv, stdio);
-        match spawn(&self.reaper, cmd, &spec.argv[0], Waiter::Entry { entry, instance }) {
+        match spawn(&self.reaper, cmd, spec.argv.program(), Waiter::Entry { entry, instance }) {
             Ok(child) => {
                 self.spawn_failures[entry] = 0;
                 let pid = i32::try_from(child.id()).unwrap_or(0);

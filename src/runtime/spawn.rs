@@ -18,7 +18,7 @@ use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
-use crate::config::EntrySpec;
+use crate::config::{Argv, EntrySpec};
 use crate::lifecycle::exit_status::{CANNOT_EXECUTE, NOT_FOUND};
 use crate::runtime::reaper::{Reaper, Waiter};
 
@@ -58,11 +58,11 @@ impl Stdio3 {
     }
 }
 
-/// Builds the command for `argv` (not empty) with `entry`'s environment,
-/// directory and user.
-pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &[S], stdio: Stdio3) -> Command {
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]);
+/// Builds the command for `argv` with `entry`'s environment, directory and
+/// user.
+pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &Argv<S>, stdio: Stdio3) -> Command {
+    let mut cmd = Command::new(argv.program());
+    cmd.args(argv.args());
     cmd.envs(entry.env.iter().map(|(k, v)| (k, v)));
     if let Some(dir) = &entry.working_dir {
         cmd.current_dir(dir);
