@@ -57,7 +57,62 @@ pub enum Waiter {
 struct Managed {
     waiter: Waiter,
     /// A pidfd of the process (Linux 5.3+), `None` where the kernel has none.
-    pidfd: Option<OwnedFd>,
+    pidfd: Option<Pidfd>,
+}
+
+/// A pidfd (`pidfd_open(2)`, Linux 5.3): a handle on one process that a
+/// recycled pid cannot redirect. A signal sent through it reaches that
+/// process or, once it has been reaped, nothing (`ESRCH`).
+#[derive(Debug)]
+pub(crate) struct Pidfd(OwnedFd);
+
+impl Pidfd {
+    /// A pidfd of whatever process has `pid` now.
+    ///
+    /// # Errors
+    /// `ESRCH` for no such process, `ENOSYS` on a kernel without pidfds,
+    /// or `EMFILE` when podinit has no descriptor left.
+    pub(crate) fn open(pid: i32) -> io::Result<Pidfd> {
+        // SAFETY: pidfd_open(2) takes two integers; the returned descriptor
+        // is owned from here on.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        match i32::try_from(fd) {
+            // SAFETY: a fresh descriptor that nothing else owns.
+            Ok(fd) if fd >= 0 => Ok(Pidfd(unsafe { OwnedFd::from_raw_fd(fd) })),
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+
+    /// Sends `signal` to the process (0: only checks that it is not reaped
+    /// yet; a zombie still counts), with `flags` for `pidfd_send_signal(2)`.
+    ///
+    /// # Errors
+    /// `ESRCH` once the process has been reaped, or the system call's error.
+    fn send(&self, signal: i32, flags: libc::c_uint) -> io::Result<()> {
+        // SAFETY: pidfd_send_signal(2) on a descriptor we own; no siginfo.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                self.0.as_raw_fd(),
+                signal,
+                std::ptr::null::<libc::siginfo_t>(),
+                flags,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// Sends `signal` to the process; 0 checks that it is not reaped yet.
+    ///
+    /// # Errors
+    /// As [`Pidfd::send`].
+    pub(crate) fn signal(&self, signal: i32) -> io::Result<()> {
+        self.send(signal, 0)
+    }
 }
 
 /// The child table.
@@ -98,13 +153,8 @@ impl Reaper {
         // makes its group before exec (`Command::process_group`), and
         // `spawn` returns only once the exec has happened (std waits for the
         // close-on-exec error channel to close), so the group exists by now.
-        // SAFETY: pidfd_open(2) on a pid that cannot have been reaped yet (the
-        // table is borrowed); the returned descriptor is owned from here on.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        let pidfd = i32::try_from(fd).ok().filter(|&fd| fd >= 0).map(|fd| {
-            // SAFETY: a fresh descriptor that nothing else owns.
-            unsafe { OwnedFd::from_raw_fd(fd) }
-        });
+        // On a pid that cannot have been reaped yet (the table is borrowed).
+        let pidfd = Pidfd::open(pid).ok();
         table.insert(pid, Managed { waiter, pidfd });
         Ok(child)
     }
@@ -129,21 +179,13 @@ impl Reaper {
             return Err(io::Error::from_raw_os_error(libc::ESRCH));
         };
         if let (Some(fd), true) = (&managed.pidfd, self.pidfd_groups.get() != Some(false)) {
-            // SAFETY: pidfd_send_signal(2) on a descriptor we own; no siginfo.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    fd.as_raw_fd(),
-                    signal.number(),
-                    std::ptr::null::<libc::siginfo_t>(),
-                    PIDFD_SIGNAL_PROCESS_GROUP,
-                )
+            let e = match fd.send(signal.number(), PIDFD_SIGNAL_PROCESS_GROUP) {
+                Ok(()) => {
+                    self.pidfd_groups.set(Some(true));
+                    return Ok(());
+                }
+                Err(e) => e.raw_os_error().unwrap_or(0),
             };
-            if r == 0 {
-                self.pidfd_groups.set(Some(true));
-                return Ok(());
-            }
-            let e = errno();
             if e != libc::EINVAL && e != libc::ENOSYS {
                 return Err(io::Error::from_raw_os_error(e));
             }
@@ -185,7 +227,7 @@ impl Reaper {
                 }
                 None => {
                     tracing::debug!("reaped orphan {pid} ({exit})");
-                    reaped.orphans += 1;
+                    reaped.orphans = reaped.orphans.saturating_add(1);
                 }
             }
         }
