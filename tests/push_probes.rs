@@ -373,3 +373,23 @@ fn push_probes_show_in_the_plan() {
         assert!(out.stdout.contains(want), "want {want:?}\n{}", out.report());
     }
 }
+
+/// An `fd` probe's descriptor never hides a failed exec, whatever number it
+/// has: the standard library reports an exec error through a pipe of its own
+/// at the lowest free numbers, and a child that put the notification
+/// descriptor there over that pipe lost the report (the pod then saw a
+/// program that was never found as started, and exited 1, not 127).
+#[test]
+fn an_fd_probe_on_any_descriptor_keeps_a_failed_exec_reported() {
+    let td = TestDir::new();
+    for fd in 3..=40 {
+        let cfg = format!(
+            "[[process]]\nname = \"app\"\ncommand = [\"/nonexistent/prog\"]\nreadiness_probe = {{ fd = {fd} }}\n"
+        );
+        let path = td.config(&cfg);
+        let out = td.podinit().config(&path).deadline(secs(20.0)).run();
+        assert_eq!(out.code, Some(127), "fd = {fd}: {}", out.report());
+        assert!(out.stderr.contains("not found"), "fd = {fd}: {}", out.report());
+        assert!(!out.stderr.contains("app started"), "fd = {fd}: {}", out.report());
+    }
+}

@@ -43,11 +43,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Adds the notification descriptor to `cmd` (an `fd` probe).
-    pub fn apply(&self, cmd: &mut Command) {
-        if let Some((pipe, target)) = &self.pipe {
-            crate::runtime::spawn::pass_fd(cmd, pipe.write.as_raw_fd(), *target);
-        }
+    /// Adds the notification descriptor to `cmd` (an `fd` probe); spawn
+    /// with the handoff returned (`spawn::spawn_passing`).
+    pub fn apply(&self, cmd: &mut Command) -> Option<crate::runtime::spawn::FdHandoff> {
+        let (pipe, target) = self.pipe.as_ref()?;
+        Some(crate::runtime::spawn::pass_fd(cmd, pipe.write.as_raw_fd(), *target))
     }
 }
 

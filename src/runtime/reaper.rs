@@ -144,11 +144,17 @@ impl Reaper {
     /// Spawns `cmd` and registers the child for `waiter` before anything can reap it.
     ///
     /// # Errors
-    /// The error of `Command::spawn` (the program not found, not executable...).
-    pub fn spawn(&self, cmd: &mut Command, waiter: Waiter) -> io::Result<Child> {
+    /// The error of `Command::spawn` (the program not found, not executable...),
+    /// with the waiter back, for another try.
+    pub fn spawn(&self, cmd: &mut Command, waiter: Waiter) -> Result<Child, (io::Error, Waiter)> {
         let mut table = self.table.borrow_mut();
-        let child = cmd.spawn()?;
-        let pid = i32::try_from(child.id()).map_err(|_| io::Error::other("pid out of range"))?;
+        let child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(e) => return Err((e, waiter)),
+        };
+        let Ok(pid) = i32::try_from(child.id()) else {
+            return Err((io::Error::other("pid out of range"), waiter));
+        };
         // No window in which a signal to the group finds no group: the child
         // makes its group before exec (`Command::process_group`), and
         // `spawn` returns only once the exec has happened (std waits for the

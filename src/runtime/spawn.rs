@@ -168,11 +168,43 @@ impl SpawnError {
 /// reason (126); its message names the program.
 pub fn spawn(
     reaper: &Reaper,
-    mut cmd: Command,
+    cmd: Command,
     program: &OsStr,
     waiter: Waiter,
 ) -> Result<Child, SpawnError> {
-    reaper.spawn(&mut cmd, waiter).map_err(|source| {
+    spawn_passing(reaper, cmd, program, waiter, None)
+}
+
+/// As [`spawn`], handing the child a descriptor ([`pass_fd`]).
+///
+/// # Errors
+/// As [`spawn`].
+pub fn spawn_passing(
+    reaper: &Reaper,
+    mut cmd: Command,
+    program: &OsStr,
+    waiter: Waiter,
+    handoff: Option<&FdHandoff>,
+) -> Result<Child, SpawnError> {
+    let mut waiter = Some(waiter);
+    let mut tries = 0;
+    let result = loop {
+        tries += 1;
+        let held = handoff.map(FdHandoff::hold);
+        let Some(w) = waiter.take() else { break Err(io::Error::from_raw_os_error(libc::EINVAL)) };
+        let result = reaper.spawn(&mut cmd, w).map_err(|(e, w)| {
+            waiter = Some(w);
+            e
+        });
+        drop(held);
+        match result {
+            // The descriptor's number changed hands between the parent's look
+            // and the fork (see `FdHandoff`): once more, with a fresh look.
+            Err(e) if handoff.is_some() && e.raw_os_error() == Some(HANDOFF_RACED) && tries < 3 => {}
+            other => break other,
+        }
+    };
+    result.map_err(|source| {
         let program = program.to_owned();
         match source.kind() {
             io::ErrorKind::NotFound => SpawnError::NotFound { program },
@@ -182,19 +214,113 @@ pub fn spawn(
     })
 }
 
+/// What the child returns when the descriptor number it must fill is no
+/// longer the one the parent saw (`FdHandoff`); the parent then tries again.
+const HANDOFF_RACED: i32 = libc::EBUSY;
+
+/// A descriptor handed to a child as its descriptor `target`, open across
+/// exec: the `fd` probe's notification descriptor (s6's notification-fd).
+///
+/// The child cannot simply `dup2` onto `target` between fork and exec: the
+/// standard library reports a failed exec through a close-on-exec pipe of its
+/// own, opened just before the fork at the lowest free numbers, and when that
+/// pipe is `target` the `dup2` closes it: the error is lost, and a program
+/// that was not found looks started. So the number is settled in the parent,
+/// right before each fork ([`FdHandoff::hold`]): if `target` is free, the
+/// parent puts the descriptor there itself (close-on-exec, so nothing else
+/// keeps it) and no pipe can take it; the child only clears close-on-exec.
+/// If `target` is taken by a descriptor of podinit's, the parent notes which
+/// open file it is (device and inode), and the child `dup2`s onto it only
+/// after checking it is still that one: a descriptor closed by another
+/// thread in between, its number taken by the pipe, makes the child give up
+/// with [`HANDOFF_RACED`] (reported through that intact pipe), and the parent
+/// tries again.
+#[derive(Debug)]
+pub struct FdHandoff {
+    source: std::os::fd::RawFd,
+    target: i32,
+    /// What the parent saw at `target` before the fork, for the child.
+    seen: std::sync::Arc<Seen>,
+}
+
+/// [`FdHandoff`]'s note from the parent to the child: atomics, which the
+/// child may read between fork and exec (no lock).
+#[derive(Debug, Default)]
+struct Seen {
+    /// The parent put the descriptor at `target` itself.
+    placed: std::sync::atomic::AtomicBool,
+    /// Otherwise the device and inode of the open file at `target`.
+    dev: std::sync::atomic::AtomicU64,
+    ino: std::sync::atomic::AtomicU64,
+}
+
+/// The parent's copy at `target` while a fork is under way; closed when
+/// dropped, after it.
+struct Held {
+    _copy: Option<std::os::fd::OwnedFd>,
+}
+
+impl FdHandoff {
+    /// Settles `target` for the next fork (see [`FdHandoff`]); what it
+    /// returns is dropped once the fork is done.
+    fn hold(&self) -> Held {
+        use std::os::fd::FromRawFd;
+        use std::sync::atomic::Ordering::SeqCst;
+        // SAFETY: fcntl(2) F_DUPFD_CLOEXEC duplicates a descriptor we keep
+        // open (the pipe's write end) onto the lowest free number >= target;
+        // the new descriptor is ours alone.
+        let fd = unsafe { libc::fcntl(self.source, libc::F_DUPFD_CLOEXEC, self.target) };
+        // SAFETY: as above: a fresh descriptor that nothing else owns.
+        let copy = (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
+        let placed = fd == self.target;
+        self.seen.placed.store(placed, SeqCst);
+        if placed {
+            return Held { _copy: copy };
+        }
+        drop(copy);
+        let (dev, ino) = identity(self.target).unwrap_or((0, 0));
+        self.seen.dev.store(dev, SeqCst);
+        self.seen.ino.store(ino, SeqCst);
+        Held { _copy: None }
+    }
+}
+
+/// The device and inode of the open file at `fd`; `None` when `fd` is not
+/// open. Async-signal-safe (one `fstat`).
+fn identity(fd: i32) -> Option<(u64, u64)> {
+    // SAFETY: fstat(2) into a zeroed, locally owned struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return None;
+    }
+    // `dev_t` and `ino_t` are 64-bit on Linux's 64-bit targets.
+    #[allow(clippy::useless_conversion)]
+    Some((u64::from(st.st_dev), u64::from(st.st_ino)))
+}
+
 /// Makes `source` (a descriptor of podinit's, close-on-exec) the child's
-/// descriptor `target`, open across exec: the `fd` probe's notification
-/// descriptor (s6's notification-fd). `source` must stay open until the
-/// child is spawned.
-pub fn pass_fd(cmd: &mut Command, source: std::os::fd::RawFd, target: i32) {
+/// descriptor `target`, open across exec; spawn with [`spawn_passing`] and
+/// the handoff returned, which settles `target` before the fork
+/// ([`FdHandoff`]). `source` must stay open until the child is spawned.
+pub fn pass_fd(cmd: &mut Command, source: std::os::fd::RawFd, target: i32) -> FdHandoff {
+    let seen = std::sync::Arc::new(Seen::default());
+    let in_child = std::sync::Arc::clone(&seen);
     // SAFETY: the closure runs between fork and exec and makes only raw,
-    // async-signal-safe system calls on two integers.
+    // async-signal-safe system calls (fstat, dup2, fcntl) and atomic loads.
     unsafe {
         cmd.pre_exec(move || {
-            // dup2 onto itself would keep close-on-exec: clear it instead.
-            let done = if source == target {
+            use std::sync::atomic::Ordering::SeqCst;
+            let done = if in_child.placed.load(SeqCst) || source == target {
+                // Already at `target`: open it across exec.
                 libc::fcntl(target, libc::F_SETFD, 0)
             } else {
+                let seen = (in_child.dev.load(SeqCst), in_child.ino.load(SeqCst));
+                // Free now, or still the parent's descriptor: not the
+                // standard library's error pipe, so it may be replaced.
+                if identity(target).is_some_and(|now| now != seen) {
+                    return Err(io::Error::from_raw_os_error(HANDOFF_RACED));
+                }
                 libc::dup2(source, target)
             };
             if done < 0 {
@@ -203,4 +329,5 @@ pub fn pass_fd(cmd: &mut Command, source: std::os::fd::RawFd, target: i32) {
             Ok(())
         });
     }
+    FdHandoff { source, target, seen }
 }

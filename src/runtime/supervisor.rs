@@ -38,7 +38,7 @@ use crate::output::{Framing, Output, Stream};
 use crate::runtime::announce::Announcements;
 use crate::runtime::reaper::{Reaper, Waiter};
 use crate::runtime::signals::Caught;
-use crate::runtime::spawn::{command, spawn, Stdio3};
+use crate::runtime::spawn::{command, spawn_passing, Stdio3};
 use crate::runtime::task::CatchPanic;
 
 /// Signals podinit acts on itself: SIGCHLD (reap), SIGTERM and SIGINT
@@ -528,8 +528,9 @@ impl Runtime {
         let with_stdin = self.stdin_entry == Some(entry);
         let stdio = Stdio3::for_entry(spec.log, with_stdin, self.terminal);
         let mut cmd = command(spec, &spec.argv, stdio);
-        prepared.apply(&mut cmd);
-        match spawn(&self.reaper, cmd, spec.argv.program(), Waiter::Entry { entry, instance }) {
+        let handoff = prepared.apply(&mut cmd);
+        let waiter = Waiter::Entry { entry, instance };
+        match spawn_passing(&self.reaper, cmd, spec.argv.program(), waiter, handoff.as_ref()) {
             Ok(mut child) => {
                 self.spawn_failures[entry] = 0;
                 let pid = i32::try_from(child.id()).unwrap_or(0);
