@@ -12,7 +12,6 @@ mod common;
 use common::*;
 use std::fs::{self, File};
 use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::Stdio;
 use std::thread;
@@ -20,23 +19,6 @@ use std::time::{Duration, Instant};
 
 /// Peak RSS allowed for podinit.
 const RSS_LIMIT_KIB: u64 = 16 * 1024;
-
-/// A `/proc/PID/status` field in KiB (`VmHWM`, `VmRSS`), None once gone.
-fn vm_kib(pid: i32, key: &str) -> Option<u64> {
-    let s = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = s.lines().find(|l| l.starts_with(key) && l[key.len()..].starts_with(':'))?;
-    line[key.len() + 1..].trim().trim_end_matches("kB").trim().parse().ok()
-}
-
-/// A pipe (read end, write end), both close-on-exec in the test process.
-fn pipe() -> (File, OwnedFd) {
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 writes two descriptors into the array we own.
-    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
-    assert_eq!(rc, 0, "pipe2: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    unsafe { (File::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
-}
 
 /// `l` with its middle cut out when long, for messages.
 fn short(l: &str) -> String {

@@ -1003,3 +1003,24 @@ fn find_podinit_pid(outer: i32, pid1: bool, mut gone: impl FnMut() -> Option<Str
         thread::sleep(Duration::from_millis(5));
     }
 }
+
+// ----- pipes wired by the test and podinit's memory: output_volume.rs,
+// container_faults.rs -----
+
+/// A pipe (read end, write end), both close-on-exec in the test process.
+pub fn pipe() -> (fs::File, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 writes two descriptors into the array we own.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0, "pipe2: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    unsafe { (fs::File::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) }
+}
+
+/// A `/proc/PID/status` field in KiB (`VmHWM`, `VmRSS`), None once gone.
+pub fn vm_kib(pid: i32, key: &str) -> Option<u64> {
+    let s = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with(key) && l[key.len()..].starts_with(':'))?;
+    line[key.len() + 1..].trim().trim_end_matches("kB").trim().parse().ok()
+}
