@@ -612,3 +612,57 @@ fn a_main_forking_ten_thousand_times_on_sigterm_leaves_nothing_as_subreaper() {
     let td = TestDir::new();
     fork_storm_on_sigterm(&td, td.podinit_not_pid1());
 }
+
+/// With the log reader stalled, podinit still exits inside a short grace
+/// period: `docker stop -t 1` (or the kubelet) SIGKILLs it when the grace
+/// period ends, and the main's status would be lost to that (137). The wait
+/// for output still in the stalled pipes is cut to the end of the grace
+/// period that the signal began (it was a fixed 2 s).
+#[test]
+fn a_stalled_log_reader_does_not_keep_podinit_past_a_short_grace_period() {
+    let td = TestDir::new();
+    td.write("chat.py", CHAT_PY);
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"1s\"\n\n");
+    cfg += &entry(
+        "app",
+        "main",
+        "trap 'exit 7' TERM\n@PY@ \"@DIR@/chat.py\" 1 out &\necho \"start app\" >> \"@REC@\"\nwait",
+        "",
+    );
+    let path = td.config(&cfg);
+    let (_out_r, out_w) = pipe();
+    let (_err_r, err_w) = pipe();
+    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn_custom(|c| {
+        c.stdin(Stdio::null()).stdout(out_w).stderr(err_w);
+    });
+    run.wait_for_record_n("start app", 1, secs(10.0));
+    // The writer has filled the pipe nobody reads once its count stops.
+    let progress = td.file("out.progress");
+    let mut last = (0, Instant::now());
+    run.wait_until("the writer to block on the stalled pipe", secs(15.0), || {
+        let n = counter(&progress);
+        if n != last.0 || n == 0 {
+            last = (n, Instant::now());
+        }
+        thread::sleep(Duration::from_millis(40));
+        last.1.elapsed() >= secs(0.5)
+    });
+    let sent = Instant::now();
+    run.signal(SIGTERM);
+    let mut took = None;
+    while took.is_none() {
+        if !run.is_running() {
+            took = Some(sent.elapsed());
+        } else if sent.elapsed() > secs(10.0) {
+            run.fail("podinit did not exit within 10 s of SIGTERM");
+        } else {
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let exit = run.wait();
+    let took = took.unwrap_or_default();
+    assert_eq!(exit.code, Some(7), "{exit:?}");
+    // The grace period is 1 s; what sent SIGTERM would SIGKILL podinit then.
+    // 0.5 s of room for a loaded machine (it took 2.3 s with the fixed wait).
+    assert!(took < secs(1.5), "podinit exited {took:?} after SIGTERM, past the 1 s grace period");
+}

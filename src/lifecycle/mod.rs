@@ -500,6 +500,9 @@ pub struct Pod {
     term_signal: Option<Signal>,
     /// SIGINTs received: the second one spends the termination budget.
     sigints: u32,
+    /// When the grace period of a termination that a signal began ends: what
+    /// sent the signal (`docker stop`, the kubelet) kills podinit then.
+    signal_grace_end: Option<Instant>,
     /// Why the probe result being handled failed, for its notes.
     probe_why: Option<String>,
     /// `[pod] active_deadline` as the last `podinit reload` read it (the
@@ -530,6 +533,7 @@ impl Pod {
             booted_at: None,
             term_signal: None,
             sigints: 0,
+            signal_grace_end: None,
             probe_why: None,
             file_active_deadline: None,
             out: Vec::new(),
@@ -1012,6 +1016,14 @@ impl Pod {
                 }),
             })
             .collect()
+    }
+
+    /// When the grace period of a termination that SIGTERM or SIGINT began
+    /// ends, also once the pod is done: whoever sent the signal (`docker
+    /// stop`, the kubelet) SIGKILLs podinit then, so its last output must be
+    /// out by then. `None` when no signal began termination.
+    pub fn signal_grace_end(&self) -> Option<Instant> {
+        self.signal_grace_end
     }
 
     /// When the termination budget is spent, while the pod terminates and
@@ -1890,6 +1902,7 @@ impl Pod {
                 n.signal = Some(signal);
                 self.notes.push(n);
                 self.term_signal = Some(signal);
+                self.signal_grace_end = Some(now + self.spec.termination_grace_period);
                 self.begin_termination(now);
             }
         }

@@ -166,12 +166,7 @@ impl SpawnError {
 /// # Errors
 /// A [`SpawnError`]: not found (status 127), not executable or any other
 /// reason (126); its message names the program.
-pub fn spawn(
-    reaper: &Reaper,
-    cmd: Command,
-    program: &OsStr,
-    waiter: Waiter,
-) -> Result<Child, SpawnError> {
+pub fn spawn(reaper: &Reaper, cmd: Command, program: &OsStr, waiter: Waiter) -> Result<Child, SpawnError> {
     spawn_passing(reaper, cmd, program, waiter, None)
 }
 

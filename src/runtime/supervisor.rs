@@ -53,8 +53,13 @@ fn worth_repeating(failures_in_a_row: u32) -> bool {
 }
 
 /// How long the end of podinit waits for output still in pipes and buffers
-/// after every process is gone.
+/// after every process is gone; less when a signal began termination and its
+/// grace period ends sooner ([`Pod::signal_grace_end`]), but never less
+/// than [`MIN_DRAIN`].
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// The least time the end of podinit gives output to drain.
+const MIN_DRAIN: Duration = Duration::from_millis(100);
 
 /// Runs the pod to the end and returns podinit's exit status.
 ///
@@ -242,8 +247,9 @@ impl Supervisor {
     /// Ends the events streams (once they have written every event), removes
     /// the status socket, then kills, reaps and drains what is left.
     async fn finish(&mut self) {
+        let grace_end = self.pod.signal_grace_end();
         crate::output::log::close_events();
-        let until = Instant::now() + Duration::from_millis(500);
+        let until = drain_until(Duration::from_millis(500), grace_end);
         while crate::output::log::streams_open() > 0 && Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -254,7 +260,7 @@ impl Supervisor {
         if let Some(task) = self.http.take() {
             task.abort();
         }
-        self.fx.finish();
+        self.fx.finish(grace_end);
     }
 
     /// A request from the status socket: a report, or a control verb, which
@@ -670,9 +676,10 @@ impl Runtime {
         }
     }
 
-    /// Kills and reaps every leftover descendant, then writes out
-    /// all output still buffered.
-    fn finish(&mut self) {
+    /// Kills and reaps every leftover descendant, then writes out all output
+    /// still buffered, by `grace_end` if a signal's grace period ends then
+    /// ([`drain_until`]).
+    fn finish(&mut self, grace_end: Option<Instant>) {
         if let Some(dir) = self.env_dir.take() {
             let _ = std::fs::remove_dir_all(dir);
         }
@@ -680,14 +687,24 @@ impl Runtime {
         for h in self.probes.drain().map(|(_, h)| h).chain(self.hooks.drain().map(|(_, h)| h)) {
             h.abort();
         }
-        let deadline = Instant::now() + DRAIN_LIMIT;
+        let deadline = drain_until(DRAIN_LIMIT, grace_end);
         kill_and_reap_leftovers(&self.reaper);
-        let deadline = deadline.max(Instant::now() + Duration::from_millis(500));
+        let deadline = deadline.max(drain_until(Duration::from_millis(500), grace_end));
         if let Some(output) = self.output.take() {
             output.close(deadline);
         }
-        crate::output::flush_log(deadline.max(Instant::now() + Duration::from_millis(200)));
+        crate::output::flush_log(deadline.max(drain_until(Duration::from_millis(200), grace_end)));
     }
+}
+
+/// Until when the end of podinit may wait for output: `usual` from now, cut
+/// to `grace_end` (the end of a signal's grace period, when whoever sent it
+/// SIGKILLs podinit: a status lost to that SIGKILL would be 137), but never
+/// less than [`MIN_DRAIN`] from now.
+fn drain_until(usual: Duration, grace_end: Option<Instant>) -> Instant {
+    let now = Instant::now();
+    let until = now + usual;
+    grace_end.map_or(until, |end| until.min(end.max(now + MIN_DRAIN)))
 }
 
 /// Says why an instance could not be started (the 1st, 2nd, 4th, 8th...
