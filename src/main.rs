@@ -90,7 +90,9 @@ fn main() -> ExitCode {
                 return ExitCode::from(USAGE as u8);
             }
             // Absolute, so that `podinit status` shows which file it is.
-            let config = cli.config.as_ref().map(|c| std::fs::canonicalize(c).unwrap_or_else(|_| c.clone()));
+            let config = cli.config.as_ref().map(|c| {
+                std::fs::canonicalize(c).or_else(|_| std::path::absolute(c)).unwrap_or_else(|_| c.clone())
+            });
             let status = run(spec, config, load_options);
             ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1))
         }

@@ -518,3 +518,135 @@ fn a_signal_the_parent_left_pending_is_taken_not_lost() {
         assert_eq!(exit.code, Some(128 + libc::SIGTERM), "pid1 {pid1}: {exit:?} after {took:?}");
     }
 }
+
+/// Where `pid` runs (its working directory), from /proc.
+fn cwd_of(pid: i32) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
+}
+
+/// podinit does not keep the directory it was started in busy: once it has
+/// started its first processes it moves to `/`, as dumb-init does, while every
+/// process it starts, the first and the restarted ones, still starts there
+/// (and an entry's relative `working_dir` is taken from there).
+#[test]
+fn podinit_moves_to_the_root_but_starts_every_process_in_its_start_directory() {
+    let td = TestDir::new();
+    let start = td.path().canonicalize().unwrap();
+    std::fs::create_dir(td.file("sub")).unwrap();
+    for pid1 in [true, false] {
+        // A plain init.
+        let launcher = if pid1 { td.podinit() } else { td.podinit_not_pid1() };
+        let mut run = launcher
+            .args([
+                "--",
+                "sh",
+                "-c",
+                &td.expand("pwd >> \"@DIR@/plain.cwd\"; echo started >> \"@REC@\"; exec sleep 30"),
+            ])
+            .spawn();
+        run.wait_for_record("started", secs(10.0));
+        let pid = run.podinit_pid();
+        run.wait_until("podinit to move to /", secs(5.0), |_| {
+            cwd_of(pid).as_deref() == Some(std::path::Path::new("/"))
+        });
+        run.signal(libc::SIGTERM);
+        run.wait().assert_code(143);
+        let said = std::fs::read_to_string(td.file("plain.cwd")).unwrap();
+        assert_eq!(said.trim(), start.to_str().unwrap(), "pid1 {pid1}");
+        std::fs::remove_file(td.file("plain.cwd")).unwrap();
+        std::fs::remove_file(td.rec()).unwrap();
+
+        // A pod: a sidecar that exits once and is started again after podinit
+        // has moved, and an entry with a relative working_dir.
+        let cfg = td.config(&format!(
+            "{}{}",
+            entry(
+                "side",
+                "sidecar",
+                "pwd >> \"@DIR@/side.cwd\"; echo start side >> \"@REC@\"\n\
+                 if [ ! -f \"@DIR@/side.again\" ]; then : > \"@DIR@/side.again\"; sleep 0.5; exit 1; fi\nexec sleep 30",
+                "",
+            ),
+            entry("app", "main", "pwd > \"@DIR@/app.cwd\"; echo start app >> \"@REC@\"; exec sleep 30", "working_dir = \"sub\""),
+        ));
+        let launcher = if pid1 { td.podinit() } else { td.podinit_not_pid1() };
+        let mut run = launcher.config(&cfg).spawn();
+        run.wait_for_record_n("start side", 2, secs(15.0));
+        run.wait_for_record("start app", secs(10.0));
+        let pid = run.podinit_pid();
+        run.wait_until("podinit to move to /", secs(5.0), |_| {
+            cwd_of(pid).as_deref() == Some(std::path::Path::new("/"))
+        });
+        run.signal(libc::SIGTERM);
+        run.wait();
+        let side = std::fs::read_to_string(td.file("side.cwd")).unwrap();
+        assert_eq!(
+            side.lines().collect::<Vec<_>>(),
+            [start.to_str().unwrap(); 2],
+            "pid1 {pid1}: first and restarted"
+        );
+        let app = std::fs::read_to_string(td.file("app.cwd")).unwrap();
+        assert_eq!(app.trim(), start.join("sub").to_str().unwrap(), "pid1 {pid1}");
+        for f in ["side.cwd", "side.again", "app.cwd"] {
+            std::fs::remove_file(td.file(f)).unwrap();
+        }
+        std::fs::remove_file(td.rec()).unwrap();
+    }
+}
+
+/// Not PID 1 (a subreaper under `docker run --init`, systemd or a shell),
+/// podinit's death does not leave what it started running: each process it
+/// started gets SIGKILL from the kernel when podinit dies (PR_SET_PDEATHSIG).
+/// A SIGSEGV sent with kill(1) is what killed podinit in the case seen (the
+/// runtime's fault handler swallows the first one); SIGKILL is the other way
+/// a subreaper dies without a word.
+#[test]
+fn not_pid1_what_podinit_started_dies_with_it() {
+    let td = TestDir::new();
+    for (how, sig) in [("SIGKILL", libc::SIGKILL), ("SIGSEGV", libc::SIGSEGV)] {
+        let cfg = td.config(&format!(
+            "{}{}",
+            entry(
+                "side",
+                "sidecar",
+                "echo $$ > \"@DIR@/side.pid\"; echo start side >> \"@REC@\"; exec sleep 60",
+                ""
+            ),
+            entry(
+                "app",
+                "main",
+                "echo $$ > \"@DIR@/app.pid\"; echo start app >> \"@REC@\"; exec sleep 60",
+                ""
+            ),
+        ));
+        let mut run = td.podinit_not_pid1().config(&cfg).spawn();
+        run.wait_for_record("start app", secs(10.0));
+        let pids: Vec<i32> = ["side.pid", "app.pid"]
+            .iter()
+            .map(|f| std::fs::read_to_string(td.file(f)).unwrap().trim().parse().unwrap())
+            .collect();
+        // Until podinit is gone: a SIGSEGV from kill may be taken by its
+        // fault handler once.
+        let pid = run.podinit_pid();
+        run.wait_until(&format!("podinit to die of {how}"), secs(10.0), |_| {
+            let alive = proc_state(pid).is_some_and(|(state, _)| state != 'Z');
+            if alive {
+                send_signal(pid, sig);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            !alive
+        });
+        run.wait();
+        for p in pids {
+            let deadline = Instant::now() + secs(10.0);
+            while proc_state(p).is_some_and(|(state, _)| state != 'Z') {
+                assert!(Instant::now() < deadline, "{how}: pid {p} ({}) outlived podinit", comm(p));
+                std::thread::yield_now();
+            }
+        }
+        for f in ["side.pid", "app.pid"] {
+            std::fs::remove_file(td.file(f)).unwrap();
+        }
+        std::fs::remove_file(td.rec()).unwrap();
+    }
+}

@@ -47,6 +47,8 @@ pub fn run(spec: PodSpec, caught: &libc::sigset_t) -> i32 {
     let mut pod = Pod::new(spec);
     let mut driver = Driver::new();
     driver.start(&mut pod, &mut fx, Instant::now());
+    // The command has started in podinit's directory; podinit needs it no more.
+    crate::runtime::spawn::leave_start_dir();
     let status = loop {
         if let Some(status) = driver.exit() {
             break status;

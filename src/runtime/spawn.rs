@@ -58,14 +58,63 @@ impl Stdio3 {
     }
 }
 
+/// podinit's working directory when it started, once podinit has left it
+/// for `/` ([`leave_start_dir`]).
+static START_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Moves podinit itself to `/`, so that it no longer keeps the directory it
+/// was started in busy (a mount there could not be unmounted while podinit
+/// runs), as dumb-init does once it has started its child. Every process
+/// started afterwards still starts in that directory, or in its
+/// `working_dir` taken relative to it: nothing but podinit's own working
+/// directory changes. Call it once podinit needs the directory no more:
+/// config read, relative paths resolved, its status socket bound, its first
+/// processes started. Failing to read or leave it is no reason to stop:
+/// podinit then stays where it is.
+pub fn leave_start_dir() {
+    let Ok(dir) = std::env::current_dir() else { return };
+    if dir.as_os_str() == "/" || START_DIR.set(dir).is_err() {
+        return;
+    }
+    if let Err(e) = std::env::set_current_dir("/") {
+        tracing::debug!("staying in the start directory: cannot change to /: {e}");
+    }
+}
+
+/// podinit's own pid, read once (it never changes; musl does not cache it).
+fn own_pid() -> u32 {
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *PID.get_or_init(std::process::id)
+}
+
 /// Builds the command for `argv` with `entry`'s environment, directory and
 /// user.
+///
+/// Not as PID 1, each process podinit starts gets SIGKILL when podinit
+/// dies (`PR_SET_PDEATHSIG`, prctl(2)): as PID 1 the kernel kills the whole
+/// PID namespace with it, but a subreaper's death would otherwise leave what
+/// it started running, orphaned and unsupervised. The kernel sends it when
+/// the *thread* that forked exits; podinit forks only on its main thread,
+/// which lives as long as podinit. It is set after the user and group change
+/// (which would clear it) and checked against a death of podinit's between
+/// fork and prctl. Only the processes podinit starts get it, not what they
+/// start in turn: those are killed when podinit ends normally, and, should
+/// podinit itself be killed, with their parent only if it passes the signal on.
 pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &Argv<S>, stdio: Stdio3) -> Command {
     let mut cmd = Command::new(argv.program());
     cmd.args(argv.args());
     cmd.envs(entry.env.iter().map(|(k, v)| (k, v)));
-    if let Some(dir) = &entry.working_dir {
-        cmd.current_dir(dir);
+    match (&entry.working_dir, START_DIR.get()) {
+        (Some(dir), Some(start)) => {
+            cmd.current_dir(start.join(dir));
+        }
+        (Some(dir), None) => {
+            cmd.current_dir(dir);
+        }
+        (None, Some(start)) => {
+            cmd.current_dir(start);
+        }
+        (None, None) => {}
     }
     let (stdin, out_piped) = match stdio {
         Stdio3::Piped => (false, Some(true)),
@@ -93,6 +142,12 @@ pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &Argv<S>, stdio: Stdio3
     // Set before exec, so the program and whatever it forks at once never run
     // with the old value. Prepared here: the child must not allocate.
     let no_new_privs = entry.no_new_privileges;
+    // podinit's pid, for the child to tell whether podinit is still its
+    // parent once the parent-death signal is set; 0: none (PID 1).
+    let parent = match own_pid() {
+        1 => 0,
+        pid => pid,
+    };
     let oom_score_adj: Option<Vec<u8>> = entry.oom_score_adj.map(|v| v.to_string().into_bytes());
     // SAFETY: the closure runs between fork and exec and makes only raw,
     // async-signal-safe system calls on data prepared before the fork.
@@ -132,6 +187,16 @@ pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &Argv<S>, stdio: Stdio3
                     || libc::setuid(u.uid) != 0
                 {
                     return Err(io::Error::last_os_error());
+                }
+            }
+            if parent != 0 {
+                // Cleared by a change of uid or gid: after them.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // podinit died before the prctl: no signal will come.
+                if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
                 }
             }
             Ok(())

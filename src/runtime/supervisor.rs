@@ -159,7 +159,9 @@ impl Supervisor {
                     tracing::debug!("status socket at {}", path.display());
                 }
                 let task = tokio::task::spawn_local(crate::status::serve_forever(listener, status_tx));
-                (path, task.abort_handle())
+                // Absolute: podinit leaves its start directory, and removes
+                // the socket at exit.
+                (std::path::absolute(&path).unwrap_or(path), task.abort_handle())
             });
         let fx = Runtime {
             reaper: Rc::new(Reaper::default()),
@@ -210,6 +212,9 @@ impl Supervisor {
 
     async fn event_loop(&mut self, signals: &mut Caught) -> i32 {
         self.driver.start(&mut self.pod, &mut self.fx, Instant::now());
+        // Every path podinit keeps is absolute by now (the config's, the
+        // status socket's); processes go on starting in its start directory.
+        crate::runtime::spawn::leave_start_dir();
         loop {
             if let Some(status) = self.driver.exit() {
                 return status;
