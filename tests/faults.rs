@@ -784,3 +784,73 @@ fn a_flood_of_status_clients_does_not_stop_supervision() {
     let took = out.ended - t1;
     assert!(took < secs(3.0), "the pod took {took:?} to complete after the main's release\n{}", out.report());
 }
+
+// ----- a steady stream of status requests -----
+
+/// Sixteen clients ask for the status report without pause while the pod
+/// runs its start sequence (forty inits, then a main that exits 0): every
+/// turn of the event loop steps one queued lifecycle event whatever else is
+/// ready, so the requests cannot hold the start sequence back. The bound is
+/// 40 times what it takes (about 0.25 s); when the loop served every ready
+/// request before its queue of events, it took 29 s or more.
+#[test]
+fn a_steady_stream_of_status_requests_does_not_hold_up_the_start_sequence() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    let mut cfg = String::new();
+    // The first init waits for the flood to be under way.
+    cfg += &entry(
+        "i0",
+        "init",
+        "i=0; while [ ! -f \"@DIR@/go\" ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i+1)); done",
+        "",
+    );
+    for i in 1..40 {
+        cfg += &format!("[[process]]\nname = \"i{i}\"\nrole = \"init\"\ncommand = [\"true\"]\n\n");
+    }
+    cfg += &entry("app", "main", "echo \"start app\" >> \"@REC@\"", "");
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(60.0)).spawn();
+    let s = sock.clone();
+    run.wait_until("the status socket to answer", secs(10.0), move |_| UnixStream::connect(&s).is_ok());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let clients: Vec<_> = (0..16)
+        .map(|_| {
+            let (s, stop, answered) = (sock.clone(), stop.clone(), answered.clone());
+            thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let Ok(mut c) = UnixStream::connect(&s) else { continue };
+                    let _ = c.set_read_timeout(Some(secs(5.0)));
+                    if c.write_all(b"text\n").is_ok() {
+                        let mut reply = Vec::new();
+                        if std::io::Read::read_to_end(&mut c, &mut reply).is_ok() && !reply.is_empty() {
+                            answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    let a = answered.clone();
+    run.wait_until("the flood to be answered", secs(10.0), move |_| {
+        a.load(std::sync::atomic::Ordering::Relaxed) >= 100
+    });
+    fs::write(td.file("go"), "").unwrap();
+    let t1 = Instant::now();
+    let r = td.rec();
+    run.wait_until("the main to start behind forty inits", secs(10.0), move |_| {
+        fs::read_to_string(&r).unwrap_or_default().contains("start app")
+    });
+    let took = t1.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for c in clients {
+        c.join().unwrap();
+    }
+    let out = run.wait();
+    out.assert_code(0);
+    eprintln!(
+        "start sequence under the flood: {took:?}; {} reports answered",
+        answered.load(std::sync::atomic::Ordering::Relaxed)
+    );
+}

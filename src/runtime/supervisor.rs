@@ -12,7 +12,10 @@
 //! child's output, a probe or a timer asks for one.
 //!
 //! It takes one event at a time and, while more are queued, lets the runtime
-//! look at signals, exits, pipes and timers before the next one. A spawn's
+//! look at signals, exits, pipes and timers before the next one; every turn
+//! of the loop steps one queued event and takes at most one other thing (a
+//! signal, a probe result, a status request, a timer), so neither can
+//! starve the other. A spawn's
 //! result comes back as an ordinary queued event, never handled inside the
 //! batch that asked for the spawn: so no chain of events (a crash loop with a
 //! zero backoff, a storm of spawn failures) can keep SIGTERM or reaping from
@@ -220,12 +223,20 @@ impl Supervisor {
                 return status;
             }
             if self.driver.is_busy() {
+                // One queued lifecycle event on every turn, whatever else is
+                // ready: a steady stream of signals, probe results or status
+                // requests cannot hold the lifecycle back, nor it them.
+                self.driver.step(&mut self.pod, &mut self.fx, Instant::now());
+                if self.driver.exit().is_some() {
+                    continue;
+                }
                 // Let the runtime poll its descriptors and timers (and reset
-                // its cooperative budget) before the next queued event.
+                // its cooperative budget) before the next one.
                 tokio::task::yield_now().await;
             }
             let next_timer = self.fx.timers.next();
             let busy = self.driver.is_busy();
+            // At most one of these per turn, signals first (SIGCHLD, SIGTERM).
             tokio::select! {
                 biased;
                 Some(sig) = signals.next() => self.on_signal(sig),
@@ -242,9 +253,8 @@ impl Supervisor {
                         self.driver.push(Event::Timer(t));
                     }
                 }
-                () = std::future::ready(()), if busy => {
-                    self.driver.step(&mut self.pod, &mut self.fx, Instant::now());
-                }
+                // Nothing else ready and events still queued: the next turn.
+                () = std::future::ready(()), if busy => {}
             }
         }
     }
