@@ -154,7 +154,7 @@ fn config_error(e: &podinit::config::ConfigError) -> ExitCode {
 }
 
 fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: LoadOptions) -> i32 {
-    if std::process::id() != 1 {
+    if podinit::runtime::spawn::own_pid() != 1 {
         // Not PID 1 (e.g. under `docker run --init`), orphans must still
         // come to podinit to be reaped.
         if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {

@@ -1018,6 +1018,18 @@ impl Pod {
             .collect()
     }
 
+    /// Whether any process may be started after the ones the start sequence
+    /// starts: a sidecar (always restarted), an init or a main whose restart
+    /// policy is not `Never`, any restart rule. `false` only for a pod of
+    /// mains that each run once, such as a plain init (`podinit -- cmd`).
+    pub fn may_start_again(&self) -> bool {
+        self.spec.entries.iter().any(|e| {
+            e.role == Role::Sidecar
+                || e.restart_policy.unwrap_or(self.spec.restart_policy) != RestartPolicy::Never
+                || !e.restart_rules.is_empty()
+        })
+    }
+
     /// When the grace period of a termination that SIGTERM or SIGINT began
     /// ends, also once the pod is done: whoever sent the signal (`docker
     /// stop`, the kubelet) SIGKILLs podinit then, so its last output must be

@@ -47,8 +47,11 @@ pub fn run(spec: PodSpec, caught: &libc::sigset_t) -> i32 {
     let mut pod = Pod::new(spec);
     let mut driver = Driver::new();
     driver.start(&mut pod, &mut fx, Instant::now());
-    // The command has started in podinit's directory; podinit needs it no more.
-    crate::runtime::spawn::leave_start_dir();
+    // The command has started in podinit's directory; podinit needs it no
+    // more. Nothing is started again under the restart policy Never (a plain
+    // init's: no config can say otherwise), so the directory is not noted
+    // then.
+    crate::runtime::spawn::leave_start_dir(pod.may_start_again());
     let status = loop {
         if let Some(status) = driver.exit() {
             break status;

@@ -218,13 +218,19 @@ const OWN_STOPS_AND_LIMITS: [i32; 5] =
     [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ];
 
 /// Every signal podinit itself may have ignored once [`reset_inherited`] has
-/// run: SIGPIPE (Rust's runtime ignores it) and the C library's own 32, 33
-/// and 34, which libc's `sigaction` refuses to touch, so that one inherited
-/// ignored (a parent that started podinit with `posix_spawn` leaves them so)
-/// stays ignored in podinit. Every other signal is at its default or has one
-/// of the Rust runtime's fault handlers (SIGSEGV, SIGBUS), which exec resets:
-/// so these four are all a child must put back.
-const IGNORED_BY_PODINIT: [i32; 4] = [libc::SIGPIPE, 32, 33, 34];
+/// run, but SIGPIPE: the C library's own 32, 33 and 34, which libc's
+/// `sigaction` refuses to touch, so that one inherited ignored (a parent that
+/// started podinit with `posix_spawn` leaves them so) stays ignored in
+/// podinit. SIGPIPE, which Rust's runtime ignores in podinit, the standard
+/// library's `Command` itself puts back to default in every child, before
+/// [`reset_for_child`] runs (std's unix spawn, unless a program opts out with
+/// `-Zon-broken-pipe`, which podinit does not); a second reset here would be
+/// one more system call per process started. Every other signal is at its
+/// default or has one of the Rust runtime's fault handlers (SIGSEGV, SIGBUS),
+/// which exec resets: so these three are all a child must put back.
+/// `every_child_starts_with_default_dispositions_and_an_empty_mask` (tests)
+/// checks the outcome, SIGPIPE included, on both builds.
+const IGNORED_BY_PODINIT: [i32; 3] = [32, 33, 34];
 
 /// Signals 32, 33 and 34 (bit N-1 for signal N): the C library's own.
 const C_LIBRARY_SIGNALS: u64 = 0b111 << 31;
@@ -246,18 +252,18 @@ const KERNEL_SIGSET_SIZE: usize = 8;
 /// Runs in the child between fork and exec, so it makes raw system calls only
 /// (no allocation, no locks). Handlers are reset by exec anyway; what survives
 /// exec is an *ignored* disposition and the mask, so both are cleared here:
-/// the mask, and the four signals podinit may have ignored
-/// ([`IGNORED_BY_PODINIT`]; it put every other signal it inherited ignored
-/// back to default at start-up, [`reset_inherited`]), of which 32, 33 and 34
-/// only when podinit inherited them ignored: two to five system calls where
-/// one per signal would be 62.
+/// the mask, and the C library's signals 32, 33 and 34 when podinit
+/// inherited them ignored ([`IGNORED_BY_PODINIT`]; it put every other signal
+/// it inherited ignored back to default at start-up, [`reset_inherited`], and
+/// std resets SIGPIPE): one to four system calls where one per signal would
+/// be 62.
 /// It calls the kernel directly rather than libc's `sigaction`. Children are
 /// never started with `posix_spawn`, which would leave the C library's own
 /// signals (32, 33, and 34 on musl) *ignored* in the child (`spawn.rs`).
 ///
 /// # Errors
 /// The errno of a failing `rt_sigprocmask`; `rt_sigaction` cannot fail for
-/// these four signals.
+/// these three signals.
 pub fn reset_for_child() -> std::io::Result<()> {
     // SAFETY: raw rt_sigaction/rt_sigprocmask system calls on constant,
     // correctly sized kernel structures; valid between fork and exec.

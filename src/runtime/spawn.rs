@@ -64,17 +64,21 @@ static START_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock:
 
 /// Moves podinit itself to `/`, so that it no longer keeps the directory it
 /// was started in busy (a mount there could not be unmounted while podinit
-/// runs), as dumb-init does once it has started its child. Every process
-/// started afterwards still starts in that directory, or in its
-/// `working_dir` taken relative to it: nothing but podinit's own working
-/// directory changes. Call it once podinit needs the directory no more:
-/// config read, relative paths resolved, its status socket bound, its first
-/// processes started. Failing to read or leave it is no reason to stop:
-/// podinit then stays where it is.
-pub fn leave_start_dir() {
-    let Ok(dir) = std::env::current_dir() else { return };
-    if dir.as_os_str() == "/" || START_DIR.set(dir).is_err() {
-        return;
+/// runs), as dumb-init does once it has started its child. With
+/// `more_to_start`, every process started afterwards still starts in that
+/// directory, or in its `working_dir` taken relative to it: nothing but
+/// podinit's own working directory changes. Without it (a plain init whose
+/// one command is never started again) the directory is not even looked up.
+/// Call it once podinit needs the directory no more: config read, relative
+/// paths resolved, its status socket bound, its first processes started.
+/// Failing to read or leave it is no reason to stop: podinit then stays
+/// where it is.
+pub fn leave_start_dir(more_to_start: bool) {
+    if more_to_start {
+        let Ok(dir) = std::env::current_dir() else { return };
+        if dir.as_os_str() == "/" || START_DIR.set(dir).is_err() {
+            return;
+        }
     }
     if let Err(e) = std::env::set_current_dir("/") {
         tracing::debug!("staying in the start directory: cannot change to /: {e}");
@@ -82,7 +86,7 @@ pub fn leave_start_dir() {
 }
 
 /// podinit's own pid, read once (it never changes; musl does not cache it).
-fn own_pid() -> u32 {
+pub fn own_pid() -> u32 {
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *PID.get_or_init(std::process::id)
 }

@@ -217,7 +217,7 @@ impl Supervisor {
         self.driver.start(&mut self.pod, &mut self.fx, Instant::now());
         // Every path podinit keeps is absolute by now (the config's, the
         // status socket's); processes go on starting in its start directory.
-        crate::runtime::spawn::leave_start_dir();
+        crate::runtime::spawn::leave_start_dir(true);
         loop {
             if let Some(status) = self.driver.exit() {
                 return status;
