@@ -11,15 +11,23 @@
 //! an endpoint for the kubelet's `httpGet` and a Prometheus scrape needs a
 //! request line and a status line, not a server library. Each connection has
 //! [`crate::status::DEADLINE`] to send its request head (at most 8 KiB) and
-//! read the answer, so a client that connects and says nothing costs nothing.
+//! read the answer, so a client that connects and says nothing, or sends its
+//! head a byte at a time, is cut there.
+//!
+//! Each connection holds one of the endpoint's slots
+//! ([`crate::connections`]); one that gets none is answered `503 Service
+//! Unavailable` at once, without its request being read or its descriptor
+//! kept. `/livez` and `/readyz` render no report: a liveness probe needs
+//! only proof that the event loop answers.
 
 use std::net::SocketAddr;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use crate::status::{Request, DEADLINE};
+use crate::connections::{Admission, Slot, Slots};
+use crate::status::{call, NoAnswer, Request, DEADLINE};
 
 /// Longest request head read.
 const MAX_HEAD: usize = 8 * 1024;
@@ -58,38 +66,76 @@ pub fn bind(addr: SocketAddr) -> Option<TcpListener> {
 
 /// Serves until the task is dropped; every answer comes from the event loop
 /// through `requests`.
-pub async fn serve(listener: TcpListener, requests: mpsc::UnboundedSender<Request>) {
+pub async fn serve(listener: TcpListener, requests: mpsc::Sender<Request>) {
+    let slots = Slots::new(crate::connections::cap());
+    let busy: std::rc::Rc<str> = {
+        let body = format!("podinit serves at most {} HTTP connections at once; try again\n", slots.cap());
+        format!(
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into()
+    };
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
-        let requests = requests.clone();
+        let admission = slots.admit();
+        if matches!(admission, Admission::Refused) {
+            refuse(&stream, &busy);
+            continue;
+        }
+        let handed_over = matches!(admission, Admission::HandedOver(_));
+        let (requests, busy) = (requests.clone(), std::rc::Rc::clone(&busy));
         tokio::task::spawn_local(async move {
-            let answered = tokio::time::timeout(DEADLINE, answer(stream, &requests));
+            let Some(slot) = admission.slot().await else {
+                refuse(&stream, &busy);
+                return;
+            };
+            let answered = tokio::time::timeout(DEADLINE, answer(stream, &requests, slot, &busy));
             if let Err(panic) = crate::runtime::task::CatchPanic::new(answered).await {
                 tracing::error!("an HTTP request panicked (a bug in podinit): {panic}");
             }
         });
+        if handed_over {
+            // The closed connection's task gives its slot back before the
+            // next accept, rather than after a whole burst of them.
+            tokio::task::yield_now().await;
+        }
     }
 }
 
-async fn answer(mut stream: TcpStream, requests: &mpsc::UnboundedSender<Request>) -> std::io::Result<()> {
+/// Answers a connection that gets no slot with `busy` (a 503) and closes
+/// it, without waiting: a fresh connection's send buffer takes it. What the
+/// client sent already is read first, as closing a TCP socket with unread
+/// data resets the connection (RFC 9293, section 3.6.1).
+fn refuse(stream: &TcpStream, busy: &str) {
+    let mut sink = [0u8; MAX_HEAD];
+    let _ = stream.try_read(&mut sink);
+    let _ = stream.try_write(busy.as_bytes());
+}
+
+/// Reads the request head, then answers. Until the head is in, the
+/// connection is idle: a new one may take its `slot`, and it is then
+/// answered `busy`.
+async fn answer(
+    mut stream: TcpStream,
+    requests: &mpsc::Sender<Request>,
+    mut slot: Slot,
+    busy: &str,
+) -> std::io::Result<()> {
     const TEXT: &str = "text/plain; charset=utf-8";
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    let mut too_large = false;
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && !head.windows(2).any(|w| w == b"\n\n") {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        if head.len() + n > MAX_HEAD {
-            too_large = true;
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
+    let read = tokio::select! {
+        biased;
+        () = slot.closing() => None,
+        read = read_head(&mut stream) => Some(read?),
+    };
+    let Some((head, too_large)) = read else {
+        refuse(&stream, busy);
+        return Ok(());
+    };
+    slot.at_work();
     let text = String::from_utf8_lossy(&head);
     let words: Vec<&str> = text.lines().next().unwrap_or_default().split_whitespace().collect();
     let (status, kind, body) = match words.as_slice() {
@@ -123,38 +169,49 @@ async fn answer(mut stream: TcpStream, requests: &mpsc::UnboundedSender<Request>
     stream.shutdown().await
 }
 
+/// The request head (up to its empty line, or the end of the stream), and
+/// whether it was over [`MAX_HEAD`].
+async fn read_head(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut head = Vec::with_capacity(512);
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && !head.windows(2).any(|w| w == b"\n\n") {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        if head.len() + n > MAX_HEAD {
+            return Ok((head, true));
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    Ok((head, false))
+}
+
 /// Status code, content type and body for `path`.
-async fn route(path: &str, requests: &mpsc::UnboundedSender<Request>) -> (u16, &'static str, String) {
+async fn route(path: &str, requests: &mpsc::Sender<Request>) -> (u16, &'static str, String) {
     const TEXT: &str = "text/plain; charset=utf-8";
-    let report = || async {
-        let (tx, rx) = oneshot::channel();
-        requests.send(Request::Status(tx)).ok()?;
-        rx.await.ok()
+    let unanswered = |no: NoAnswer| match no {
+        NoAnswer::Busy => (503, TEXT, format!("{}\n", crate::status::QUEUE_FULL)),
+        NoAnswer::Exiting => (503, TEXT, "podinit is exiting\n".to_owned()),
     };
     match path {
-        "/livez" => match report().await {
-            Some(_) => (200, TEXT, "ok\n".into()),
-            None => (503, TEXT, "podinit is exiting\n".into()),
+        "/livez" => match call(requests, Request::Alive).await {
+            Ok(()) => (200, TEXT, "ok\n".into()),
+            Err(no) => unanswered(no),
         },
-        "/readyz" => match report().await {
-            Some(r) if r.ready => (200, TEXT, "ready\n".into()),
-            Some(r) => (503, TEXT, format!("not ready: {}\n", r.unready.join(", "))),
-            None => (503, TEXT, "podinit is exiting\n".into()),
+        "/readyz" => match call(requests, Request::Ready).await {
+            Ok(r) if r.ready => (200, TEXT, "ready\n".into()),
+            Ok(r) => (503, TEXT, format!("not ready: {}\n", r.unready.join(", "))),
+            Err(no) => unanswered(no),
         },
-        "/status" => match report().await {
-            Some(r) => (200, "application/json", r.json),
-            None => (503, TEXT, "podinit is exiting\n".into()),
+        "/status" => match call(requests, Request::Status).await {
+            Ok(r) => (200, "application/json", r.json),
+            Err(no) => unanswered(no),
         },
-        "/metrics" => {
-            let (tx, rx) = oneshot::channel();
-            match requests.send(Request::Metrics(tx)).ok().map(|()| rx) {
-                Some(rx) => match rx.await {
-                    Ok(text) => (200, "text/plain; version=0.0.4; charset=utf-8", text),
-                    Err(_) => (503, TEXT, "podinit is exiting\n".into()),
-                },
-                None => (503, TEXT, "podinit is exiting\n".into()),
-            }
-        }
+        "/metrics" => match call(requests, Request::Metrics).await {
+            Ok(text) => (200, "text/plain; version=0.0.4; charset=utf-8", text),
+            Err(no) => unanswered(no),
+        },
         _ => (404, TEXT, "not found: the paths are /livez, /readyz, /status, /metrics\n".into()),
     }
 }

@@ -16,7 +16,8 @@
 //!    only layer that controls processes; `probe`'s exec attempts start theirs
 //!    through it.
 //! 5. `status` (the status socket: `podinit status`, the control verbs,
-//!    `podinit events`), `http` (the read-only HTTP endpoint), `cli`, and `main.rs`,
+//!    `podinit events`), `http` (the read-only HTTP endpoint), `connections`
+//!    (how many connections each of those two holds), `cli`, and `main.rs`,
 //!    the only place that prints a fatal error and picks the exit status.
 //!
 //! `procfs` (one reader of small `/proc` files) is used by every layer but
@@ -31,6 +32,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod connections;
 pub mod http;
 pub mod lifecycle;
 pub mod metrics;

@@ -12,6 +12,13 @@
 //! answers with a first line `ready` or `not ready`, then the report, and closes.
 //! Every connection is served by its own task under a deadline, so a client that
 //! connects and says nothing, or never reads, cannot block podinit.
+//!
+//! Each connection holds one of the socket's slots ([`crate::connections`]);
+//! one over the cap is told the one line `busy: ...` and closed, and the
+//! clients print that line. Requests reach the event loop through a bounded
+//! queue ([`QUEUE`]): when it is full the connection is answered `busy` at
+//! once, and reports leave part of it ([`KEPT_FOR_CHEAP`]) to the requests
+//! that render nothing, so that a flood of reports cannot fail `GET /livez`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -21,13 +28,29 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt as _, AsyncWriteExt, BufReader as TokioBufReader};
 use tokio::net::UnixListener;
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Role;
+use crate::connections::{Admission, Slot, Slots};
 use crate::lifecycle::{EntryStatus, Phase, State, StopGrace, StopStatus};
 
 /// How long one status connection may take, on either side.
 pub const DEADLINE: Duration = Duration::from_secs(2);
+
+/// Requests waiting for the event loop, at most, from both servers together;
+/// a connection whose request does not fit is answered `busy` at once.
+pub const QUEUE: usize = 16;
+
+/// Slots of [`QUEUE`] that reports (`Status`, `Metrics`: a render of every
+/// entry) leave free for the requests that render nothing (`Alive`, `Ready`,
+/// control verbs).
+pub const KEPT_FOR_CHEAP: usize = 8;
+
+/// The request queue of the event loop, as [`QUEUE`] bounds it.
+pub fn request_queue() -> (mpsc::Sender<Request>, mpsc::Receiver<Request>) {
+    mpsc::channel(QUEUE)
+}
 
 /// A request from a connection to the event loop.
 #[derive(Debug)]
@@ -38,6 +61,52 @@ pub enum Request {
     Control(Verb, oneshot::Sender<Result<String, String>>),
     /// Answer with the metrics text (`GET /metrics`).
     Metrics(oneshot::Sender<String>),
+    /// Answer at once (`GET /livez`): proof that the event loop runs, with
+    /// nothing rendered.
+    Alive(oneshot::Sender<()>),
+    /// Answer with readiness alone (`GET /readyz`), without the report.
+    Ready(oneshot::Sender<Readiness>),
+}
+
+impl Request {
+    /// A request that renders every entry.
+    fn is_report(&self) -> bool {
+        matches!(self, Request::Status(_) | Request::Metrics(_))
+    }
+}
+
+/// Why a request got no answer from the event loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoAnswer {
+    /// The queue (or its share for reports) is full: ask again.
+    Busy,
+    /// The event loop has ended: podinit is exiting.
+    Exiting,
+}
+
+/// What a connection whose request did not fit in the queue is told.
+pub const QUEUE_FULL: &str = "busy: podinit's request queue is full; try again";
+
+/// Queues the request that `make` builds around its reply channel, without
+/// waiting for room, and waits for the event loop's answer.
+///
+/// # Errors
+/// [`NoAnswer::Busy`] when the queue has no room for it, [`NoAnswer::Exiting`]
+/// when the event loop has ended.
+pub async fn call<T>(
+    requests: &mpsc::Sender<Request>,
+    make: impl FnOnce(oneshot::Sender<T>) -> Request,
+) -> Result<T, NoAnswer> {
+    let (tx, rx) = oneshot::channel();
+    let request = make(tx);
+    if request.is_report() && !requests.is_closed() && requests.capacity() <= KEPT_FOR_CHEAP {
+        return Err(NoAnswer::Busy);
+    }
+    requests.try_send(request).map_err(|e| match e {
+        TrySendError::Full(_) => NoAnswer::Busy,
+        TrySendError::Closed(_) => NoAnswer::Exiting,
+    })?;
+    rx.await.map_err(|_| NoAnswer::Exiting)
 }
 
 /// A control verb as the client sends it (docs/control.md).
@@ -83,10 +152,21 @@ impl Verb {
 #[derive(Debug, Clone)]
 pub struct Report {
     pub ready: bool,
-    /// The sidecars and mains that are not ready (for `GET /readyz`).
-    pub unready: Vec<String>,
     pub text: String,
     pub json: String,
+}
+
+/// Whether the pod is ready, and what is not (`GET /readyz`).
+#[derive(Debug, Clone)]
+pub struct Readiness {
+    pub ready: bool,
+    /// The sidecars and mains that are not ready.
+    pub unready: Vec<String>,
+}
+
+/// The sidecars and mains among `entries` that are not ready.
+pub fn unready(entries: &[EntryStatus]) -> Vec<String> {
+    entries.iter().filter(|e| e.role != Role::Init && !e.ready).map(|e| e.name.clone()).collect()
 }
 
 /// Default socket paths, in the order podinit and the client try them.
@@ -147,12 +227,12 @@ fn bind_one(path: &Path) -> std::io::Result<UnixListener> {
 /// Serves the status socket until podinit exits. A panic in the server (a
 /// bug) is logged and the server started again on the same socket; a panic
 /// while answering one connection is logged and ends only that connection.
-pub async fn serve_forever(listener: UnixListener, requests: mpsc::UnboundedSender<Request>) {
+pub async fn serve_forever(listener: UnixListener, requests: mpsc::Sender<Request>) {
     let listener = std::rc::Rc::new(listener);
+    let slots = Slots::new(crate::connections::cap());
     loop {
-        match crate::runtime::task::CatchPanic::new(serve(std::rc::Rc::clone(&listener), requests.clone()))
-            .await
-        {
+        let server = serve(std::rc::Rc::clone(&listener), requests.clone(), std::rc::Rc::clone(&slots));
+        match crate::runtime::task::CatchPanic::new(server).await {
             Ok(()) => return,
             Err(panic) => {
                 tracing::error!("the status server panicked (a bug in podinit): {panic}; starting it again");
@@ -162,9 +242,16 @@ pub async fn serve_forever(listener: UnixListener, requests: mpsc::UnboundedSend
     }
 }
 
-/// Accepts connections until the task is dropped; each one asks the event loop
-/// through `requests`.
-async fn serve(listener: std::rc::Rc<UnixListener>, requests: mpsc::UnboundedSender<Request>) {
+/// Accepts connections until the task is dropped; each one that gets one of
+/// the `slots` asks the event loop through `requests`.
+async fn serve(
+    listener: std::rc::Rc<UnixListener>,
+    requests: mpsc::Sender<Request>,
+    slots: std::rc::Rc<Slots>,
+) {
+    let busy: std::rc::Rc<str> =
+        format!("busy: podinit serves at most {} status connections at once; try again\n", slots.cap())
+            .into();
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -180,13 +267,39 @@ async fn serve(listener: std::rc::Rc<UnixListener>, requests: mpsc::UnboundedSen
                 continue;
             }
         }
-        let requests = requests.clone();
+        let admission = slots.admit();
+        if matches!(admission, Admission::Refused) {
+            refuse(&stream, &busy);
+            continue;
+        }
+        let handed_over = matches!(admission, Admission::HandedOver(_));
+        let (requests, busy) = (requests.clone(), std::rc::Rc::clone(&busy));
         tokio::task::spawn_local(async move {
-            if let Err(panic) = crate::runtime::task::CatchPanic::new(answer(stream, requests)).await {
+            let Some(slot) = admission.slot().await else {
+                refuse(&stream, &busy);
+                return;
+            };
+            let answered = answer(stream, requests, slot, &busy);
+            if let Err(panic) = crate::runtime::task::CatchPanic::new(answered).await {
                 tracing::error!("a status request panicked (a bug in podinit): {panic}");
             }
         });
+        if handed_over {
+            // The closed connection's task gives its slot back before the
+            // next accept, rather than after a whole burst of them.
+            tokio::task::yield_now().await;
+        }
     }
+}
+
+/// Tells a connection that gets no slot `line` and closes it, without
+/// waiting: a fresh connection's send buffer takes one short line. What the
+/// client sent already is read first: Linux ends a Unix stream whose closing
+/// side left data unread with ECONNRESET rather than an end of file.
+fn refuse(stream: &tokio::net::UnixStream, line: &str) {
+    let mut sink = [0u8; MAX_REQUEST as usize];
+    let _ = stream.try_read(&mut sink);
+    let _ = stream.try_write(line.as_bytes());
 }
 
 /// Longest request line read (a verb, an entry name of at most 63 bytes, a signal).
@@ -194,15 +307,40 @@ const MAX_REQUEST: u64 = 256;
 
 /// Reads one request line and answers it: every request but `events` within
 /// [`DEADLINE`]; `events` streams until podinit exits or the reader goes.
-async fn answer(stream: tokio::net::UnixStream, requests: mpsc::UnboundedSender<Request>) {
+/// [`DEADLINE`] bounds the whole request line, so a client that sends it a
+/// byte at a time is cut there too. Until the line is in, the connection is
+/// idle: a new one may take its `slot`, and it is then told `busy`.
+async fn answer(stream: tokio::net::UnixStream, requests: mpsc::Sender<Request>, mut slot: Slot, busy: &str) {
     let (read, mut write) = stream.into_split();
     let mut line = String::new();
     let mut reader = TokioBufReader::new(read).take(MAX_REQUEST);
-    if !matches!(tokio::time::timeout(DEADLINE, reader.read_line(&mut line)).await, Ok(Ok(_))) {
-        return;
+    let read = tokio::select! {
+        biased;
+        () = slot.closing() => None,
+        read = tokio::time::timeout(DEADLINE, reader.read_line(&mut line)) => Some(read),
+    };
+    match read {
+        Some(Ok(Ok(_))) => slot.at_work(),
+        Some(_) => return,
+        None => {
+            if let Ok(stream) = reader.into_inner().into_inner().reunite(write) {
+                refuse(&stream, busy);
+            }
+            return;
+        }
     }
     if line.trim() == "events" {
-        let _ = stream_events(&mut write).await;
+        // The reader says nothing more: its end of file is the only sign
+        // that it is gone while no event comes, and it frees the connection.
+        let mut read = reader.into_inner().into_inner();
+        let gone = async {
+            let mut sink = [0u8; 64];
+            while matches!(read.read(&mut sink).await, Ok(n) if n > 0) {}
+        };
+        tokio::select! {
+            _ = stream_events(&mut write) => {}
+            () = gone => {}
+        }
         return;
     }
     let _ = tokio::time::timeout(DEADLINE, reply(line.trim(), &mut write, &requests)).await;
@@ -212,32 +350,37 @@ async fn answer(stream: tokio::net::UnixStream, requests: mpsc::UnboundedSender<
 async fn reply(
     line: &str,
     write: &mut tokio::net::unix::OwnedWriteHalf,
-    requests: &mpsc::UnboundedSender<Request>,
+    requests: &mpsc::Sender<Request>,
 ) -> std::io::Result<()> {
-    let gone = || std::io::Error::other("podinit is exiting");
     let answer = match line {
-        "text" | "json" | "" => {
-            let (tx, rx) = oneshot::channel();
-            requests.send(Request::Status(tx)).map_err(|_| gone())?;
-            let report = rx.await.map_err(|_| gone())?;
-            let head = if report.ready { "ready\n" } else { "not ready\n" };
-            let body = if line == "json" { &report.json } else { &report.text };
-            format!("{head}{body}")
-        }
-        _ => match Verb::parse(line) {
-            Some(verb) => {
-                let (tx, rx) = oneshot::channel();
-                requests.send(Request::Control(verb, tx)).map_err(|_| gone())?;
-                match rx.await.map_err(|_| gone())? {
-                    Ok(state) => format!("ok\n{state}\n"),
-                    Err(why) => format!("refused\n{why}\n"),
-                }
+        "text" | "json" | "" => match call(requests, Request::Status).await {
+            Ok(report) => {
+                let head = if report.ready { "ready\n" } else { "not ready\n" };
+                let body = if line == "json" { &report.json } else { &report.text };
+                format!("{head}{body}")
             }
+            Err(no) => unanswered(no)?,
+        },
+        _ => match Verb::parse(line) {
+            Some(verb) => match call(requests, |tx| Request::Control(verb, tx)).await {
+                Ok(Ok(state)) => format!("ok\n{state}\n"),
+                Ok(Err(why)) => format!("refused\n{why}\n"),
+                Err(no) => unanswered(no)?,
+            },
             None => format!("refused\nnot a request podinit knows: {line:?}\n"),
         },
     };
     write.write_all(answer.as_bytes()).await?;
     write.shutdown().await
+}
+
+/// The line for a request the event loop did not answer; an error (the
+/// connection closes without a word) when podinit is exiting.
+fn unanswered(no: NoAnswer) -> std::io::Result<String> {
+    match no {
+        NoAnswer::Busy => Ok(format!("{QUEUE_FULL}\n")),
+        NoAnswer::Exiting => Err(std::io::Error::other("podinit is exiting")),
+    }
 }
 
 /// `podinit events`: each lifecycle event as a JSON line, until podinit
@@ -448,7 +591,13 @@ pub fn render(
     }
     json.push_str("}\n");
     text.push_str(&status_lines);
-    text.push_str(&format!("pod: {}, {}", phase_name(phase), if ready { "ready" } else { "not ready" }));
+    let budget =
+        termination.map_or_else(String::new, |left| format!(" ({} of its budget left)", seconds(left)));
+    text.push_str(&format!(
+        "pod: {}{budget}, {}",
+        phase_name(phase),
+        if ready { "ready" } else { "not ready" }
+    ));
     if pod_restarts > 0 {
         text.push_str(&format!(", whole pod restarted {pod_restarts} times"));
     }
@@ -456,18 +605,21 @@ pub fn render(
         let left = Duration::from_secs(left.as_secs());
         text.push_str(&format!(", active deadline in {}", humantime::format_duration(left)));
     }
-    if let Some(left) = termination {
-        text.push_str(&format!(", termination budget left {}", seconds(left)));
-    }
     text.push('\n');
-    let unready =
-        entries.iter().filter(|e| e.role != Role::Init && !e.ready).map(|e| e.name.clone()).collect();
-    Report { ready, unready, text, json }
+    Report { ready, text, json }
+}
+
+/// The first line of podinit's answer when it is over its connection cap
+/// or its request queue is full; the clients print it as it is.
+fn busy(head: &str) -> Option<&str> {
+    let head = head.trim_end();
+    head.starts_with("busy:").then_some(head)
 }
 
 /// The client: asks the podinit at `socket` (or the first default path that
 /// answers) and prints its report. Returns 0 when the pod is ready, 1 when not,
-/// 2 when no podinit answers (README, "Command line").
+/// 2 when no podinit answers or it is busy (README, "Command line";
+/// docs/control.md).
 pub fn client(socket: Option<PathBuf>, json: bool) -> i32 {
     let candidates = match socket {
         Some(p) => vec![p],
@@ -476,9 +628,13 @@ pub fn client(socket: Option<PathBuf>, json: bool) -> i32 {
     let mut errors = Vec::new();
     for path in candidates {
         match ask(&path, json) {
-            Ok((ready, body)) => {
+            Ok(Asked::Report(ready, body)) => {
                 print!("{body}");
                 return if ready { 0 } else { 1 };
+            }
+            Ok(Asked::Busy(line)) => {
+                eprintln!("podinit status: {}: {line}", path.display());
+                return 2;
             }
             Err(e) => errors.push(format!("{}: {e}", path.display())),
         }
@@ -504,9 +660,32 @@ fn connect(socket: Option<PathBuf>) -> Result<(StdUnixStream, PathBuf), String> 
     Err(errors.join("; "))
 }
 
+/// Sends `line` and reads the first line of the answer. A podinit over its
+/// cap writes its `busy` line and closes at once, so the send may fail
+/// (EPIPE) while that line waits to be read: it is read either way.
+/// `wait` bounds each read (none: wait as long as it takes).
+fn exchange(
+    stream: StdUnixStream,
+    line: &str,
+    wait: Option<Duration>,
+) -> std::io::Result<(String, BufReader<StdUnixStream>)> {
+    let mut stream = stream;
+    stream.set_read_timeout(wait)?;
+    stream.set_write_timeout(Some(DEADLINE))?;
+    let sent = stream.write_all(line.as_bytes());
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    let read = reader.read_line(&mut head);
+    if busy(&head).is_none() {
+        sent?;
+        read?;
+    }
+    Ok((head, reader))
+}
+
 /// The client of a control verb: prints the entry's new state and returns 0,
 /// or prints why the request was refused and returns 1; 2 when no podinit
-/// answers (docs/control.md).
+/// answers or it is busy (docs/control.md).
 pub fn control_client(socket: Option<PathBuf>, verb: &Verb) -> i32 {
     let command = verb.line();
     let command = command.split_whitespace().next().unwrap_or_default();
@@ -517,18 +696,14 @@ pub fn control_client(socket: Option<PathBuf>, verb: &Verb) -> i32 {
             return 2;
         }
     };
-    let answer = (|| -> std::io::Result<(String, String)> {
-        let mut stream = stream;
-        stream.set_read_timeout(Some(DEADLINE * 2))?;
-        stream.set_write_timeout(Some(DEADLINE))?;
-        stream.write_all(format!("{}\n", verb.line()).as_bytes())?;
-        let mut reader = BufReader::new(stream).take(1 << 16);
-        let mut head = String::new();
-        reader.read_line(&mut head)?;
-        let mut body = String::new();
-        reader.read_to_string(&mut body)?;
-        Ok((head.trim().to_owned(), body))
-    })();
+    let answer =
+        exchange(stream, &format!("{}\n", verb.line()), Some(DEADLINE * 2)).and_then(|(head, reader)| {
+            let mut body = String::new();
+            if busy(&head).is_none() {
+                reader.take(1 << 16).read_to_string(&mut body)?;
+            }
+            Ok((head.trim().to_owned(), body))
+        });
     match answer {
         Ok((head, body)) if head == "ok" => {
             print!("{body}");
@@ -537,6 +712,10 @@ pub fn control_client(socket: Option<PathBuf>, verb: &Verb) -> i32 {
         Ok((head, body)) if head == "refused" => {
             eprint!("podinit {command}: refused: {body}");
             1
+        }
+        Ok((head, _)) if busy(&head).is_some() => {
+            eprintln!("podinit {command}: {}: {head}", path.display());
+            2
         }
         // Accepted, then closed without a word: podinit ended meanwhile
         // (a second `shutdown` while the first one's termination finishes).
@@ -560,22 +739,26 @@ pub fn control_client(socket: Option<PathBuf>, verb: &Verb) -> i32 {
 
 /// The client of `podinit events`: copies each event line to stdout until
 /// podinit exits (0) or drops this reader as too slow (1); 2 when no podinit
-/// answers.
+/// answers or it is busy.
 pub fn events_client(socket: Option<PathBuf>) -> i32 {
-    let (mut stream, path) = match connect(socket) {
+    let (stream, path) = match connect(socket) {
         Ok(c) => c,
         Err(why) => {
             eprintln!("podinit events: no podinit answers ({why})");
             return 2;
         }
     };
-    let started = stream.set_write_timeout(Some(DEADLINE)).and_then(|()| stream.write_all(b"events\n"));
-    let mut reader = BufReader::new(stream);
-    let mut head = String::new();
-    if started.and_then(|()| reader.read_line(&mut head)).is_err() || head.trim() != "events" {
-        eprintln!("podinit events: {}: not a podinit answer", path.display());
-        return 2;
-    }
+    let mut reader = match exchange(stream, "events\n", None) {
+        Ok((head, reader)) if head.trim() == "events" => reader,
+        Ok((head, _)) if busy(&head).is_some() => {
+            eprintln!("podinit events: {}: {}", path.display(), head.trim_end());
+            return 2;
+        }
+        _ => {
+            eprintln!("podinit events: {}: not a podinit answer", path.display());
+            return 2;
+        }
+    };
     let mut out = std::io::stdout().lock();
     let mut line = String::new();
     let mut dropped = false;
@@ -594,14 +777,20 @@ pub fn events_client(socket: Option<PathBuf>) -> i32 {
     i32::from(dropped)
 }
 
-fn ask(path: &Path, json: bool) -> std::io::Result<(bool, String)> {
-    let mut stream = StdUnixStream::connect(path)?;
-    stream.set_read_timeout(Some(DEADLINE))?;
-    stream.set_write_timeout(Some(DEADLINE))?;
-    stream.write_all(if json { b"json\n" } else { b"text\n" })?;
-    let mut reader = BufReader::new(stream);
-    let mut head = String::new();
-    reader.read_line(&mut head)?;
+/// What the status socket answered `text` or `json`.
+enum Asked {
+    /// Ready or not, and the report.
+    Report(bool, String),
+    /// podinit's `busy` line.
+    Busy(String),
+}
+
+fn ask(path: &Path, json: bool) -> std::io::Result<Asked> {
+    let stream = StdUnixStream::connect(path)?;
+    let (head, reader) = exchange(stream, if json { "json\n" } else { "text\n" }, Some(DEADLINE))?;
+    if let Some(line) = busy(&head) {
+        return Ok(Asked::Busy(line.to_owned()));
+    }
     let ready = match head.trim() {
         "ready" => true,
         "not ready" => false,
@@ -609,5 +798,5 @@ fn ask(path: &Path, json: bool) -> std::io::Result<(bool, String)> {
     };
     let mut body = String::new();
     reader.take(1 << 20).read_to_string(&mut body)?;
-    Ok((ready, body))
+    Ok(Asked::Report(ready, body))
 }

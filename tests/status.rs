@@ -396,6 +396,19 @@ echo prestop-done >> "@REC@""#,
     let (phase, ready, _) = parse_json(&st_json.stdout);
     assert_eq!(ready, "false", "{st_json:#?}");
     assert_eq!(phase, "\"terminating\"", "{st_json:#?}");
+    // How long the stopping entry has and which budget it draws on.
+    assert!(
+        st.stdout.contains("\napp: stopping: pre_stop runs; SIGKILL in ")
+            && st.stdout.contains(" at the latest (the pod's termination budget)\n"),
+        "{st:#?}"
+    );
+    assert!(last.starts_with("pod: terminating (") && last.contains(" s of its budget left)"), "{st:#?}");
+    assert!(
+        st_json.stdout.contains(
+            "\"stop\":{\"grace\":\"termination\",\"pre_stop\":true,\"signalled\":false,\"kill_in_ms\":"
+        ) && st_json.stdout.contains("\"termination_budget_left_ms\":"),
+        "{st_json:#?}"
+    );
     out.assert_code(0);
     assert_eq!(out.records, vec!["start app", "prestop", "prestop-done", "stop app"], "{}", out.report());
 }

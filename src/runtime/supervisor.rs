@@ -86,7 +86,7 @@ struct Supervisor {
     driver: Driver,
     fx: Runtime,
     rx: mpsc::UnboundedReceiver<Event>,
-    status_rx: mpsc::UnboundedReceiver<crate::status::Request>,
+    status_rx: mpsc::Receiver<crate::status::Request>,
     /// The status socket's path and server task, removed at exit.
     status_socket: Option<(std::path::PathBuf, AbortHandle)>,
     /// The config file the pod came from, for `podinit status` and
@@ -143,7 +143,7 @@ impl Supervisor {
         let prefixes = spec.entries.iter().map(|e| format!("{:width$} | ", e.name).into_bytes()).collect();
         let stdin_entry = spec.entries.iter().position(|e| e.role == crate::config::Role::Main);
         let (tx, rx) = mpsc::unbounded_channel();
-        let (status_tx, status_rx) = mpsc::unbounded_channel();
+        let (status_tx, status_rx) = crate::status::request_queue();
         let requests = status_tx.clone();
         let configured = crate::status::configured_path(spec.status_socket.as_deref());
         // A plain init (no config file) has no socket unless one is named, as
@@ -287,6 +287,14 @@ impl Supervisor {
             }
             crate::status::Request::Control(verb, reply) => {
                 let _ = reply.send(self.control(verb));
+            }
+            crate::status::Request::Alive(reply) => {
+                let _ = reply.send(());
+            }
+            crate::status::Request::Ready(reply) => {
+                let ready = self.pod.is_ready();
+                let unready = crate::status::unready(&self.pod.status());
+                let _ = reply.send(crate::status::Readiness { ready, unready });
             }
             crate::status::Request::Metrics(reply) => {
                 let pod = &self.pod;

@@ -1,0 +1,255 @@
+//! How many connections the status socket and the HTTP endpoint each hold at
+//! once (docs/control.md, "Connections").
+//!
+//! Every connection costs podinit a descriptor of its RLIMIT_NOFILE
+//! (getrlimit(2)), which it shares with every pipe, exec probe and spawn of
+//! the pod: clients that hold connections open must never take the
+//! descriptor a restart needs. So each server holds at most [`cap`]
+//! connections, each with a [`Slot`].
+//!
+//! A connection that has not sent its request yet is idle. A new connection
+//! that finds every slot held closes the oldest idle one (it is told `busy`,
+//! as a refused one) and takes its slot, so that clients that connect and
+//! say nothing, or trickle their request, cannot keep a kubelet probe or
+//! `podinit status` out. Only when no connection is idle (each is being
+//! answered, or streams `podinit events`), or [`HAND_OVERS`] such hand-overs
+//! are under way, is the new one refused at once, without a task or a wait.
+//! A server thus holds at most its cap plus [`HAND_OVERS`] new connections
+//! waiting for the slots being handed over (the closed connections give
+//! them back as soon as their tasks run), plus the one being refused.
+//!
+//! Everything here runs on the event loop's thread: no locks.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
+
+/// Most connections one server holds at once. 32 is far more than its
+/// users need at a time (a kubelet's probes, a Prometheus scrape, a few
+/// `podinit status` and `podinit events`), and the two servers together
+/// then hold at most 64 of a 1,024-descriptor limit.
+pub const MAX_CONNECTIONS: usize = 32;
+
+/// Most new connections at once that wait for the slot of an idle one being
+/// closed: a few clients that arrive together (a kubelet's probes, a scrape)
+/// all get in.
+pub const HAND_OVERS: usize = 4;
+
+/// Under a low RLIMIT_NOFILE, one server holds at most this fraction of it
+/// (1/16: both servers together at most an eighth).
+const NOFILE_SHARE: u64 = 16;
+
+/// How many connections one server holds at once: [`MAX_CONNECTIONS`], or a
+/// sixteenth of podinit's soft RLIMIT_NOFILE when that is less (at least 1).
+/// Read once, when the server starts: podinit does not change its own limit.
+pub fn cap() -> usize {
+    let soft = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or(u64::MAX, |(soft, _)| soft);
+    let share = usize::try_from(soft / NOFILE_SHARE).unwrap_or(usize::MAX);
+    share.clamp(1, MAX_CONNECTIONS)
+}
+
+/// The slots of one server.
+#[derive(Debug)]
+pub struct Slots {
+    cap: usize,
+    permits: Arc<Semaphore>,
+    /// The connections that hold a slot and have not sent their request,
+    /// oldest first, each with the sender that closes it.
+    idle: RefCell<BTreeMap<u64, oneshot::Sender<()>>>,
+    next_id: Cell<u64>,
+    /// New connections that wait for the slot of an idle one being closed.
+    handing_over: Cell<usize>,
+}
+
+/// What a new connection gets.
+#[derive(Debug)]
+pub enum Admission {
+    /// A free slot.
+    Now(Slot),
+    /// The slot of the oldest idle connection, once it has closed.
+    HandedOver(HandOver),
+    /// None: refuse it at once.
+    Refused,
+}
+
+impl Admission {
+    /// The slot, once it is free; `None` when the connection is refused (or
+    /// the slot handed over did not come free within
+    /// [`crate::status::DEADLINE`]).
+    pub async fn slot(self) -> Option<Slot> {
+        match self {
+            Admission::Now(slot) => Some(slot),
+            Admission::Refused => None,
+            Admission::HandedOver(over) => {
+                let permits = Arc::clone(&over.0.permits);
+                let permit = tokio::time::timeout(crate::status::DEADLINE, permits.acquire_owned()).await;
+                match permit {
+                    Ok(Ok(permit)) => Some(Slots::slot(&over.0, permit)),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+/// A hand-over under way; dropped (however the new connection's task ends),
+/// it makes room for another one.
+#[derive(Debug)]
+pub struct HandOver(Rc<Slots>);
+
+impl Drop for HandOver {
+    fn drop(&mut self) {
+        self.0.handing_over.set(self.0.handing_over.get().saturating_sub(1));
+    }
+}
+
+impl Slots {
+    /// `cap` slots.
+    pub fn new(cap: usize) -> Rc<Slots> {
+        Rc::new(Slots {
+            cap,
+            permits: Arc::new(Semaphore::new(cap)),
+            idle: RefCell::new(BTreeMap::new()),
+            next_id: Cell::new(0),
+            handing_over: Cell::new(0),
+        })
+    }
+
+    /// How many slots there are.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// A slot for a new connection: a free one, else the oldest idle
+    /// connection's (which is told to close), else none.
+    pub fn admit(self: &Rc<Self>) -> Admission {
+        if let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() {
+            return Admission::Now(Slots::slot(self, permit));
+        }
+        if self.handing_over.get() >= HAND_OVERS {
+            return Admission::Refused;
+        }
+        loop {
+            let Some((_, close)) = self.idle.borrow_mut().pop_first() else {
+                return Admission::Refused;
+            };
+            if close.send(()).is_ok() {
+                self.handing_over.set(self.handing_over.get() + 1);
+                return Admission::HandedOver(HandOver(Rc::clone(self)));
+            }
+        }
+    }
+
+    /// A new slot, idle from the start: its connection can be closed for a
+    /// newer one before its task has even run.
+    fn slot(slots: &Rc<Slots>, permit: OwnedSemaphorePermit) -> Slot {
+        let id = slots.next_id.get();
+        slots.next_id.set(id.wrapping_add(1));
+        let (close, closing) = oneshot::channel();
+        slots.idle.borrow_mut().insert(id, close);
+        Slot { slots: Rc::clone(slots), id, closing: Some(closing), _permit: permit }
+    }
+}
+
+/// One connection's slot, given back when dropped.
+#[derive(Debug)]
+pub struct Slot {
+    slots: Rc<Slots>,
+    id: u64,
+    /// Resolves when a newer connection takes the slot while this one is idle.
+    closing: Option<oneshot::Receiver<()>>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Slot {
+    /// Resolves when a new connection has taken this idle connection's slot:
+    /// it must then close. Never, once it is at work ([`Slot::at_work`]).
+    pub async fn closing(&mut self) {
+        if let Some(closing) = self.closing.as_mut() {
+            if closing.await.is_ok() {
+                return;
+            }
+        }
+        std::future::pending().await
+    }
+
+    /// The request is in: the connection keeps its slot until it ends.
+    pub fn at_work(&mut self) {
+        let close = self.slots.idle.borrow_mut().remove(&self.id);
+        drop(close);
+        self.closing = None;
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let close = self.slots.idle.borrow_mut().remove(&self.id);
+        drop(close);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap()
+    }
+
+    #[test]
+    fn a_new_connection_takes_the_slot_of_the_oldest_idle_one() {
+        runtime().block_on(async {
+            let told = |slot: &mut Slot| ready(slot.closing());
+            let slots = Slots::new(2);
+            let Admission::Now(mut first) = slots.admit() else { panic!("a free slot") };
+            let Admission::Now(mut second) = slots.admit() else { panic!("a free slot") };
+            // The third takes the slot of the first (idle from the start,
+            // the oldest), which is told to close; the second is not.
+            let third = slots.admit();
+            assert!(matches!(third, Admission::HandedOver(_)));
+            assert!(told(&mut first));
+            assert!(!told(&mut second));
+            drop(first);
+            let mut third = third.slot().await.expect("the first's slot");
+            // The second and the third at work: nobody idle, refused.
+            second.at_work();
+            third.at_work();
+            assert!(!told(&mut third));
+            assert!(matches!(slots.admit(), Admission::Refused));
+            drop(second);
+            assert!(matches!(slots.admit(), Admission::Now(_)));
+        });
+    }
+
+    #[test]
+    fn at_most_hand_overs_new_connections_wait_for_a_slot() {
+        runtime().block_on(async {
+            let slots = Slots::new(HAND_OVERS + 1);
+            let held: Vec<Slot> = (0..=HAND_OVERS)
+                .map(|_| match slots.admit() {
+                    Admission::Now(slot) => slot,
+                    other => panic!("a free slot, not {other:?}"),
+                })
+                .collect();
+            let waiting: Vec<Admission> = (0..HAND_OVERS).map(|_| slots.admit()).collect();
+            assert!(waiting.iter().all(|a| matches!(a, Admission::HandedOver(_))));
+            // One connection is still idle, but enough wait already.
+            assert!(matches!(slots.admit(), Admission::Refused));
+            // A waiting connection that goes makes room for another.
+            drop(waiting);
+            assert!(matches!(slots.admit(), Admission::HandedOver(_)));
+            drop(held);
+        });
+    }
+
+    /// Whether `fut` is ready at its first poll.
+    fn ready(fut: impl std::future::Future<Output = ()>) -> bool {
+        let mut fut = std::pin::pin!(fut);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        fut.as_mut().poll(&mut cx).is_ready()
+    }
+}
