@@ -118,7 +118,17 @@ fn stop_keeps_a_sidecar_down_until_start() {
     let again = client(&td, &["stop", "side"]);
     assert_eq!(again.code, Some(1));
     assert!(again.stderr.contains("stopped already"), "{}", again.stderr);
-    std::thread::sleep(Duration::from_millis(500));
+    // No restart while stopped: through three round trips of the event loop
+    // (a HUP passed on to app, which records it), side stays stopped.
+    for n in 1..=3 {
+        assert_eq!(client(&td, &["signal", "app", "HUP"]).code, Some(0));
+        run.wait_for_record_n("app got HUP", n, secs(10.0));
+        let status = client(&td, &["status"]).stdout;
+        assert!(
+            status.lines().any(|l| l.starts_with("side") && l.contains("stopped")),
+            "side left its stopped state:\n{status}"
+        );
+    }
     assert_eq!(count(&td.records(), "start side"), 1, "no restart while stopped");
     let out = client(&td, &["start", "side"]);
     assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
@@ -202,7 +212,9 @@ fn every_verb_is_refused_during_termination_and_for_unknown_names() {
     assert_eq!(unknown.code, Some(1));
     assert!(unknown.stderr.contains("no entry named \"nope\""), "{}", unknown.stderr);
     run.signal(libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(300));
+    run.wait_until("termination to begin", secs(10.0), |_| {
+        client(&td, &["status"]).stdout.lines().any(|l| l.starts_with("pod: terminating"))
+    });
     for args in [
         &["restart", "side"][..],
         &["stop", "side"],
@@ -231,14 +243,30 @@ fn events_stream_sees_a_restart() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("start podinit events");
-    let mut lines = BufReader::new(events.stdout.take().unwrap()).lines();
-    // The reader is registered once the server has answered; ask until it shows.
-    std::thread::sleep(Duration::from_millis(300));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = events.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The reader is registered once an event reaches it: pass app a HUP (an
+    // event, `signal_requested`) until one does.
+    let t0 = Instant::now();
+    loop {
+        assert_eq!(client(&td, &["signal", "app", "HUP"]).code, Some(0));
+        if rx.recv_timeout(Duration::from_millis(200)).is_ok() {
+            break;
+        }
+        assert!(t0.elapsed() < secs(10.0), "podinit events saw no event within 10 s");
+    }
     assert_eq!(client(&td, &["restart", "side"]).code, Some(0));
     let t0 = Instant::now();
     let mut seen = Vec::new();
     while t0.elapsed() < secs(10.0) {
-        let Some(Ok(line)) = lines.next() else { break };
+        let Ok(line) = rx.recv_timeout(secs(10.0)) else { break };
         let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
         seen.push(format!("{} {}", v["event"].as_str().unwrap_or(""), v["process"].as_str().unwrap_or("")));
         if seen.iter().any(|s| s == "started side") {
@@ -251,7 +279,11 @@ fn events_stream_sees_a_restart() {
     run.signal(libc::SIGTERM);
     run.wait().assert_code(0);
     // Every event up to podinit's exit reaches the reader: the last ones too.
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    // (The reading thread ends, and the channel with it, at end of stream.)
+    let mut rest: Vec<String> = Vec::new();
+    while let Ok(line) = rx.recv_timeout(secs(10.0)) {
+        rest.push(line);
+    }
     let exited: Vec<&String> = rest.iter().filter(|l| l.contains("\"event\":\"exited\"")).collect();
     assert_eq!(exited.len(), 2, "the exits of app and side: {rest:#?}");
     let status = events.wait().unwrap();
