@@ -650,3 +650,25 @@ fn not_pid1_what_podinit_started_dies_with_it() {
         std::fs::remove_file(td.rec()).unwrap();
     }
 }
+
+/// A SIGTERM and then one SIGINT is not "a second SIGINT": the grace is not
+/// cut (the main drains for 3 s and exits 0; a SIGINT taken as the second
+/// one spent the budget, and the main got SIGKILL at the 2 s floor, 137).
+/// Two SIGINTs are: the second one spends the budget.
+#[test]
+fn a_sigint_after_sigterm_does_not_cut_the_grace_but_a_second_sigint_does() {
+    let td = TestDir::new();
+    let script = td.expand(
+        "trap 'echo took >> \"@REC@\"; sleep 3; exit 0' TERM INT\necho started >> \"@REC@\"\nwhile :; do sleep 0.1; done",
+    );
+    for (first, want) in [(libc::SIGTERM, 0), (libc::SIGINT, 128 + libc::SIGKILL)] {
+        let mut run = td.podinit().deadline(secs(20.0)).args(["--", "sh", "-c", &script]).spawn();
+        run.wait_for_record("started", secs(10.0));
+        run.signal(first);
+        run.wait_for_record("took", secs(10.0));
+        run.signal(libc::SIGINT);
+        let out = run.wait();
+        assert_eq!(out.code, Some(want), "first signal {first}, then SIGINT\n{}", out.report());
+        std::fs::remove_file(td.rec()).unwrap();
+    }
+}
