@@ -96,12 +96,16 @@ touch "@DIR@/ran"; exit 9"#;
 }
 
 /// KEP-4438 (alpha), opt-in: a sidecar that dies while the main is still
-/// stopping comes back until its turn; without the flag it stays down.
+/// stopping comes back until its turn; without the flag it stays down. The
+/// copy runs its post_start, not its pre_stop (that ran once, at the start of
+/// termination), and gets its stop signal (SIGTERM, which it traps) at its
+/// turn, not SIGKILL.
 #[test]
 fn restart_during_termination_brings_back_a_sidecar_that_dies_before_its_turn() {
     for flag in [true, false] {
         let td = TestDir::new();
-        let side = r#"echo "start side" >> "@REC@"
+        let side = r#"trap 'echo "TERM side" >> "@REC@"; exit 0' TERM
+echo "start side" >> "@REC@"
 while :; do
   if [ -f "@DIR@/terminating" ] && [ ! -f "@DIR@/crashed" ]; then touch "@DIR@/crashed"; exit 1; fi
   sleep 0.05
@@ -111,7 +115,16 @@ echo "start app" >> "@REC@"
 while :; do sleep 0.05; done"#;
         let cfg = td.config(&format!(
             "[pod]\ntermination_grace_period = \"8s\"\n\n{}{}",
-            entry("side", "sidecar", side, &format!("restart_during_termination = {flag}")),
+            entry(
+                "side",
+                "sidecar",
+                side,
+                &format!(
+                    "restart_during_termination = {flag}\n\
+                     post_start = {{ exec = {{ command = [\"sh\", \"-c\", \"echo post_start side >> @REC@\"] }} }}\n\
+                     pre_stop = {{ exec = {{ command = [\"sh\", \"-c\", \"echo pre_stop side >> @REC@\"] }} }}"
+                )
+            ),
             entry("app", "main", main, "")
         ));
         let mut run = td.podinit().config(&cfg).spawn();
@@ -123,6 +136,14 @@ while :; do sleep 0.05; done"#;
         assert_eq!(starts, if flag { 2 } else { 1 }, "restart_during_termination = {flag}\n{}", out.report());
         if flag {
             assert!(out.stderr.contains("restarting side during termination"), "{}", out.report());
+        }
+        let r = &out.records;
+        assert_eq!(count(r, "post_start side"), starts, "a post_start per start\n{}", out.report());
+        assert_eq!(count(r, "pre_stop side"), 1, "pre_stop once\n{}", out.report());
+        let term = usize::from(flag);
+        assert_eq!(count(r, "TERM side"), term, "the copy's stop signal at its turn\n{}", out.report());
+        if flag {
+            assert!(pos(r, "stop app") < pos(r, "TERM side"), "after the main\n{}", out.report());
         }
     }
 }
