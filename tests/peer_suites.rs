@@ -25,7 +25,7 @@
 //! | `orphans_are_adopted_and_reaped_when_not_pid1` | krallin/tini `test/run_inner_tests.py` (reaping test through `test/subreaper-proxy.py`, `-s`, `TINI_SUBREAPER`; zombie reaping failure test) |
 //! | `the_catchable_signals_reach_the_command` | Yelp/dumb-init `tests/proxies_signals_test.py` (`test_proxies_signals`, with `testing/print_signals.py`) |
 //! | `sigterm_and_sigint_reach_the_command_as_themselves` | Yelp/dumb-init `tests/proxies_signals_test.py` (`test_proxies_signals`: SIGTERM and SIGINT); krallin/tini `test/run_outer_tests.py` (Ctrl-C gives 128 + SIGINT) |
-//! | `a_command_that_ignores_sigterm_is_killed_at_the_end_of_the_budget` | krallin/tini `test/signals/test.py` (SIGTERM), with a command that ignores it |
+//! | `a_command_that_ignores_sigterm_is_killed_at_the_end_of_the_budget`, `..._sigint_...` | krallin/tini `test/signals/test.py` (SIGTERM), with a command that goes on |
 //! | `job_control_signals_neither_stop_podinit_nor_reach_the_command` | Yelp/dumb-init `tests/shell_background_test.py` (`test_shell_background_support_setsid`, `..._without_setsid`) |
 //! | `the_command_keeps_the_working_directory_and_the_init_moves_to_root` | Yelp/dumb-init `tests/cwd_test.py` |
 //! | `stdin_reaches_the_command` | Yelp/dumb-init `tests/tty_test.py` (`test_tty`), through a pipe instead of a terminal |
@@ -759,6 +759,23 @@ fn sigterm_and_sigint_reach_the_command_as_themselves() {
 /// period, so that `docker stop` never has to. The three run side by side.
 #[test]
 fn a_command_that_ignores_sigterm_is_killed_at_the_end_of_the_budget() {
+    let got = killed_at_the_end_of_the_budget(SIGTERM);
+    assert_eq!(got, [SIGTERM, libc::SIGCONT], "what the command got from podinit");
+}
+
+/// The same with SIGINT, which the command gets as SIGINT (as from tini and
+/// dumb-init), not as SIGTERM.
+#[test]
+fn a_command_that_ignores_sigint_is_killed_at_the_end_of_the_budget() {
+    let got = killed_at_the_end_of_the_budget(SIGINT);
+    assert_eq!(got.first(), Some(&SIGINT), "what the command got from podinit: {got:?}");
+}
+
+/// Sends `sig` to podinit and the peers, each running the signal printer;
+/// checks that podinit SIGKILLs it at the end of the budget and that the
+/// peers are still running then, their command having got `sig` once.
+/// Returns the signals the command got from podinit.
+fn killed_at_the_end_of_the_budget(sig: i32) -> Vec<i32> {
     let mut runs = Vec::new();
     for init in [Some(podinit()), tini(), dumb_init()].into_iter().flatten() {
         let td = TestDir::new();
@@ -768,7 +785,7 @@ fn a_command_that_ignores_sigterm_is_killed_at_the_end_of_the_budget() {
     }
     let sent = Instant::now();
     for (_, _, run) in runs.iter_mut() {
-        run.signal(SIGTERM);
+        run.signal(sig);
     }
     let mut peers = Vec::new();
     let mut podinit_run = None;
@@ -783,12 +800,12 @@ fn a_command_that_ignores_sigterm_is_killed_at_the_end_of_the_budget() {
     let out = run.wait();
     let took = sent.elapsed();
     out.assert_code(128 + SIGKILL);
-    assert!(took >= secs(5.0) && took < secs(12.0), "SIGKILL {took:?} after SIGTERM\n{}", out.report());
-    assert_eq!(printed(&out.records), [SIGTERM, libc::SIGCONT], "{}", out.report());
+    assert!(took >= secs(5.0) && took < secs(12.0), "SIGKILL {took:?} after signal {sig}\n{}", out.report());
     for (init, td, mut run) in peers {
         confirm(&init, "still running when podinit's budget is spent", run.is_running(), true, &run.report());
-        confirm(&init, "what the command got", printed(&td.records()), vec![SIGTERM], &run.report());
+        confirm(&init, "what the command got", printed(&td.records()), vec![sig], &run.report());
     }
+    printed(&out.records)
 }
 
 /// SIGTSTP, SIGTTIN, SIGTTOU sent to the init, as PID 1 and not. podinit
@@ -864,8 +881,16 @@ fn job_control_signals_neither_stop_podinit_nor_reach_the_command() {
 fn the_command_keeps_the_working_directory_and_the_init_moves_to_root() {
     const SCRIPT: &str = r#"i=0; while [ "$(readlink /proc/$PPID/cwd)" != / ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i+1)); done
 readlink /proc/$PPID/cwd > "@DIR@/cwd"; readlink /proc/$$/cwd >> "@DIR@/cwd""#;
-    let mut inits: Vec<Init> = vec![podinit()];
-    inits.extend(dumb_init());
+    if let Some(t) = tini() {
+        let td = TestDir::new();
+        let cmd = sh(&td, r#"readlink /proc/$PPID/cwd > "@DIR@/cwd"; readlink /proc/$$/cwd >> "@DIR@/cwd""#);
+        let out = t.run(&td, true, &strs(&cmd)).deadline(secs(10.0)).run();
+        let dir = fs::canonicalize(td.path()).unwrap().display().to_string();
+        let got = fs::read_to_string(td.file("cwd")).unwrap();
+        confirm(&t, "tini's cwd, then the command's", got, format!("{dir}\n{dir}\n"), &out.report());
+    }
+    // The peer first, so that its behaviour is confirmed whatever podinit does.
+    let inits: Vec<Init> = [dumb_init(), Some(podinit())].into_iter().flatten().collect();
     for pid1 in [true, false] {
         for init in &inits {
             let td = TestDir::new();
@@ -882,19 +907,6 @@ readlink /proc/$PPID/cwd > "@DIR@/cwd"; readlink /proc/$$/cwd >> "@DIR@/cwd""#;
                 out.report()
             );
         }
-    }
-    if let Some(t) = tini() {
-        let td = TestDir::new();
-        let cmd = sh(&td, r#"readlink /proc/$PPID/cwd > "@DIR@/cwd""#);
-        let out = t.run(&td, true, &strs(&cmd)).deadline(secs(10.0)).run();
-        let dir = fs::canonicalize(td.path()).unwrap().display().to_string();
-        confirm(
-            &t,
-            "tini's own cwd",
-            fs::read_to_string(td.file("cwd")).unwrap(),
-            format!("{dir}\n"),
-            &out.report(),
-        );
     }
 }
 
@@ -998,6 +1010,10 @@ fn usage_errors_help_and_the_double_dash() {
     if let Some(t) = tini() {
         let (code, _, report) = bare(&t, &["-e", "143", "--", "sh", "-c", "exit 143"]);
         confirm(&t, "-e 143", code, Some(0), &report);
+    }
+    if let Some(d) = dumb_init() {
+        let (code, _, report) = bare(&d, &["-e", "143", "--", "sh", "-c", "exit 143"]);
+        confirm(&d, "-e 143 (an unknown option)", code, Some(1), &report);
     }
 }
 
