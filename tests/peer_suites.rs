@@ -21,11 +21,13 @@
 //! | `sigterm_reaches_every_process_of_a_shell_pipeline` | Yelp/dumb-init `tests/child_processes_test.py` (`test_setsid_signals_entire_group`, `test_no_setsid_doesnt_signal_entire_group`) |
 //! | `the_command_leads_its_own_process_group` | none: checks a row of docs/signals.md, "Differences from tini and dumb-init" |
 //! | `what_is_left_of_the_group_when_the_command_exits_is_killed` | Yelp/dumb-init `tests/child_processes_test.py` (`test_all_processes_receive_term_on_exit_if_setsid`) |
+//! | `the_command_dies_with_an_init_that_is_killed_when_not_pid1` | none (krallin/tini `test/pdeathsignal/` is about tini's own `-p`, not ported): checks a row of docs/signals.md |
 //! | `orphans_are_adopted_and_reaped_as_pid1` | krallin/tini `test/reaping/stage_1.py`, `stage_2.py` with `test/run_outer_tests.py` (reaping test); Yelp/dumb-init `tests/test-zombies` |
 //! | `orphans_are_adopted_and_reaped_when_not_pid1` | krallin/tini `test/run_inner_tests.py` (reaping test through `test/subreaper-proxy.py`, `-s`, `TINI_SUBREAPER`; zombie reaping failure test) |
 //! | `the_catchable_signals_reach_the_command` | Yelp/dumb-init `tests/proxies_signals_test.py` (`test_proxies_signals`, with `testing/print_signals.py`) |
 //! | `sigterm_and_sigint_reach_the_command_as_themselves` | Yelp/dumb-init `tests/proxies_signals_test.py` (`test_proxies_signals`: SIGTERM and SIGINT); krallin/tini `test/run_outer_tests.py` (Ctrl-C gives 128 + SIGINT) |
 //! | `a_command_that_ignores_sigterm_is_killed_at_the_end_of_the_budget`, `..._sigint_...` | krallin/tini `test/signals/test.py` (SIGTERM), with a command that goes on |
+//! | `a_second_sigint_spends_the_budget` | Yelp/dumb-init `testing/print_signals.py` (the printer that ends on a second SIGINT) |
 //! | `job_control_signals_neither_stop_podinit_nor_reach_the_command` | Yelp/dumb-init `tests/shell_background_test.py` (`test_shell_background_support_setsid`, `..._without_setsid`) |
 //! | `the_command_keeps_the_working_directory_and_the_init_moves_to_root` | Yelp/dumb-init `tests/cwd_test.py` |
 //! | `stdin_reaches_the_command` | Yelp/dumb-init `tests/tty_test.py` (`test_tty`), through a pipe instead of a terminal |
@@ -220,6 +222,13 @@ impl Held {
     /// Host pid of the holder.
     fn holder_pid(&mut self) -> i32 {
         self.bare.podinit_pid()
+    }
+
+    /// Host pid of the init (the holder's child).
+    fn init_pid(&mut self) -> i32 {
+        let holder = self.holder_pid();
+        self.bare.wait_until("the init below the holder", secs(5.0), || !children(holder).is_empty());
+        children(holder)[0]
     }
 
     /// Waits for the init to exit; its status.
@@ -530,6 +539,47 @@ exit 0"#;
     }
 }
 
+/// Not PID 1, the init itself is SIGKILLed while its command runs. podinit
+/// starts every process with the parent-death signal SIGKILL
+/// (docs/signals.md, "Signals podinit sends"), so the command dies with it;
+/// tini's and dumb-init's command runs on, unsupervised, and gets nothing.
+#[test]
+fn the_command_dies_with_an_init_that_is_killed_when_not_pid1() {
+    // The command's fate, and the init's status as its parent saw it.
+    let run = |init: &Init| -> (bool, i32, Held) {
+        let td = TestDir::new();
+        let cmd = printer(&td, "");
+        let mut held = Held::spawn(init, td, &cmd, secs(20.0));
+        let rec = held.td.rec();
+        held.bare.wait_until("the command ready", secs(5.0), || {
+            fs::read_to_string(&rec).unwrap_or_default().lines().any(|l| l == "ready")
+        });
+        let pid = held.init_pid();
+        let command = children(pid)[0];
+        send_signal(pid, SIGKILL);
+        let code = held.init_exit(secs(5.0));
+        let alive = || matches!(proc_state(command), Some((s, _)) if s != 'Z');
+        if init.is_podinit() {
+            held.bare.wait_until("the command's death", secs(5.0), || !alive());
+        } else {
+            // Nothing is to happen to the command: let time pass, then look.
+            std::thread::sleep(secs(0.5));
+        }
+        (alive(), code, held)
+    };
+    for peer in [tini(), dumb_init()].into_iter().flatten() {
+        let (alive, code, held) = run(&peer);
+        confirm(&peer, "the init's status", code, 128 + SIGKILL, &held.report());
+        confirm(&peer, "the command still running", alive, true, &held.report());
+        confirm(&peer, "what the command got", printed(&held.records()), vec![], &held.report());
+        held.finish();
+    }
+    let (alive, code, held) = run(&podinit());
+    assert_eq!(code, 128 + SIGKILL, "{}", held.report());
+    assert!(!alive, "the command outlived podinit\n{}", held.report());
+    held.finish();
+}
+
 // ===== reaping =====
 
 /// Spawns 100 orphans (their parent shell exits once it has started them
@@ -806,6 +856,46 @@ fn killed_at_the_end_of_the_budget(sig: i32) -> Vec<i32> {
         confirm(&init, "what the command got", printed(&td.records()), vec![sig], &run.report());
     }
     printed(&out.records)
+}
+
+/// Ctrl-C twice: the command catches SIGINT and goes on. tini and dumb-init
+/// pass each SIGINT on and wait; podinit takes the second SIGINT as "stop
+/// now" and spends the budget at once (docs/signals.md, "What podinit does
+/// with a signal it receives"): SIGKILL and 137 well before the 7 s.
+#[test]
+fn a_second_sigint_spends_the_budget() {
+    let mut runs = Vec::new();
+    for init in [Some(podinit()), tini(), dumb_init()].into_iter().flatten() {
+        let td = TestDir::new();
+        let mut run = init.run(&td, true, &strs(&printer(&td, ""))).deadline(secs(25.0)).spawn();
+        run.wait_for_record("ready", secs(5.0));
+        runs.push((init, td, run));
+    }
+    let sent = Instant::now();
+    for (_, _, run) in runs.iter_mut() {
+        run.signal(SIGINT);
+        run.wait_for_record(&format!("sig {SIGINT}"), secs(5.0));
+        run.signal(SIGINT);
+    }
+    let mut podinit_run = None;
+    for (init, td, mut run) in runs {
+        if init.is_podinit() {
+            podinit_run = Some((td, run));
+            continue;
+        }
+        run.wait_for_record_n(&format!("sig {SIGINT}"), 2, secs(5.0));
+        confirm(&init, "what the command got", printed(&td.records()), vec![SIGINT, SIGINT], &run.report());
+        confirm(&init, "still running after two SIGINTs", run.is_running(), true, &run.report());
+    }
+    let (_td, run) = podinit_run.unwrap();
+    let out = run.wait();
+    let took = sent.elapsed();
+    out.assert_code(128 + SIGKILL);
+    assert!(
+        took < secs(5.0),
+        "SIGKILL {took:?} after the first SIGINT: the budget was not spent\n{}",
+        out.report()
+    );
 }
 
 /// SIGTSTP, SIGTTIN, SIGTTOU sent to the init, as PID 1 and not. podinit
