@@ -738,6 +738,26 @@ class Report:
         ]))
 
         self.w()
+        self.w("Also run by `cargo test`, PID 1 unless said: a stalled log reader with a 1 s grace "
+               "period (podinit exits 7, the main's status, within 1.5 s of SIGTERM; with the fixed 2 s "
+               "wait for stalled output it took 2.0 s, past the grace, where `docker stop -t 1` would "
+               "have SIGKILLed it); not as PID 1, podinit itself SIGKILLed or killed by a SIGSEGV from "
+               "`kill(1)` (every process it started dies with it: 0 left); sixteen clients asking for "
+               "the status report without pause during a start sequence of forty inits (about 0.25 s; "
+               "29 s or more when the event loop served every ready request before its queue of "
+               "events); an `fd` probe on each descriptor from 3 to 40 with a program that does not "
+               "exist (127 and \"not found\" for each; descriptor 15 gave 1 before the descriptor was "
+               "settled in the parent).")
+        self.w()
+        self.w("Bad input tried, each with one error and nothing started: the config errors of "
+               "`tests/config_errors.rs` and `tests/config_limits.rs` (27 tests, every error with "
+               "file:line:col, exit 2), the fuzz seeds and regressions replayed by "
+               "`tests/config_fuzz_regressions.rs` (as root and not), and on the HTTP endpoint a request "
+               "that is not HTTP/1 (400), a method other than GET and HEAD (405), a head over 8 KiB "
+               "(431) and slowloris clients (cut at the 2 s deadline). Lines lost in all of the above: "
+               "0 of the children's, except what a reader that never comes back leaves unwritten "
+               "(counted above).")
+        self.w()
         # tests/client_flood.rs, by hand as above.
         self.w('Connections: figures of the integration test `tests/client_flood.rs` (debug build, podinit as PID 1 under `ulimit -n 256`, so 16 connections each for the status socket and the HTTP endpoint; docs/control.md, "Connections"), not of `bench/run`. For 4 s, 150 silent HTTP and 150 silent status-socket connections are kept open (each one podinit closes is opened again), with a slowloris on each, while a sidecar crash-loops and an exec readiness probe runs every 100 ms.')
         self.w()
