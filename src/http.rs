@@ -24,10 +24,9 @@ use std::net::SocketAddr;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
 
 use crate::connections::{Admission, Slot, Slots};
-use crate::status::{call, NoAnswer, Request, DEADLINE};
+use crate::status::{call, NoAnswer, Request, Requests, DEADLINE};
 
 /// Longest request head read.
 const MAX_HEAD: usize = 8 * 1024;
@@ -66,7 +65,7 @@ pub fn bind(addr: SocketAddr) -> Option<TcpListener> {
 
 /// Serves until the task is dropped; every answer comes from the event loop
 /// through `requests`.
-pub async fn serve(listener: TcpListener, requests: mpsc::Sender<Request>) {
+pub async fn serve(listener: TcpListener, requests: Requests) {
     let slots = Slots::new(crate::connections::cap());
     let busy: std::rc::Rc<str> = {
         let body = format!("podinit serves at most {} HTTP connections at once; try again\n", slots.cap());
@@ -121,7 +120,7 @@ fn refuse(stream: &TcpStream, busy: &str) {
 /// answered `busy`.
 async fn answer(
     mut stream: TcpStream,
-    requests: &mpsc::Sender<Request>,
+    requests: &Requests,
     mut slot: Slot,
     busy: &str,
 ) -> std::io::Result<()> {
@@ -188,7 +187,7 @@ async fn read_head(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, bool)> {
 }
 
 /// Status code, content type and body for `path`.
-async fn route(path: &str, requests: &mpsc::Sender<Request>) -> (u16, &'static str, String) {
+async fn route(path: &str, requests: &Requests) -> (u16, &'static str, String) {
     const TEXT: &str = "text/plain; charset=utf-8";
     let unanswered = |no: NoAnswer| match no {
         NoAnswer::Busy => (503, TEXT, format!("{}\n", crate::status::QUEUE_FULL)),

@@ -20,15 +20,16 @@
 //! once, and reports leave part of it ([`KEPT_FOR_CHEAP`]) to the requests
 //! that render nothing, so that a flood of reports cannot fail `GET /livez`.
 
+use std::cell::Cell;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt as _, AsyncWriteExt, BufReader as TokioBufReader};
 use tokio::net::UnixListener;
-use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Role;
@@ -48,8 +49,40 @@ pub const QUEUE: usize = 16;
 pub const KEPT_FOR_CHEAP: usize = 8;
 
 /// The request queue of the event loop, as [`QUEUE`] bounds it.
-pub fn request_queue() -> (mpsc::Sender<Request>, mpsc::Receiver<Request>) {
-    mpsc::channel(QUEUE)
+pub fn request_queue() -> (Requests, RequestQueue) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let queued = Rc::new(Cell::new(0));
+    (Requests { tx, queued: Rc::clone(&queued) }, RequestQueue { rx, queued })
+}
+
+/// Where connections put their requests for the event loop: an unbounded
+/// channel and the count of requests in it, which [`call`] keeps under
+/// [`QUEUE`]. Everything runs on the event loop's thread, so a [`Cell`]
+/// counts.
+#[derive(Debug, Clone)]
+pub struct Requests {
+    tx: mpsc::UnboundedSender<Request>,
+    queued: Rc<Cell<usize>>,
+}
+
+/// The event loop's end of the request queue.
+#[derive(Debug)]
+pub struct RequestQueue {
+    rx: mpsc::UnboundedReceiver<Request>,
+    queued: Rc<Cell<usize>>,
+}
+
+impl RequestQueue {
+    /// The next request, which leaves its place in the queue to another;
+    /// `None` once every [`Requests`] is gone. Cancel-safe, as
+    /// [`mpsc::UnboundedReceiver::recv`].
+    pub async fn recv(&mut self) -> Option<Request> {
+        let request = self.rx.recv().await;
+        if request.is_some() {
+            self.queued.set(self.queued.get().saturating_sub(1));
+        }
+        request
+    }
 }
 
 /// A request from a connection to the event loop.
@@ -94,19 +127,28 @@ pub const QUEUE_FULL: &str = "busy: podinit's request queue is full; try again";
 /// [`NoAnswer::Busy`] when the queue has no room for it, [`NoAnswer::Exiting`]
 /// when the event loop has ended.
 pub async fn call<T>(
-    requests: &mpsc::Sender<Request>,
+    requests: &Requests,
     make: impl FnOnce(oneshot::Sender<T>) -> Request,
 ) -> Result<T, NoAnswer> {
     let (tx, rx) = oneshot::channel();
-    let request = make(tx);
-    if request.is_report() && !requests.is_closed() && requests.capacity() <= KEPT_FOR_CHEAP {
+    queue(requests, make(tx))?;
+    rx.await.map_err(|_| NoAnswer::Exiting)
+}
+
+/// Puts `request` in the queue if it has room for it: [`QUEUE`] places, of
+/// which a report leaves [`KEPT_FOR_CHEAP`] free.
+fn queue(requests: &Requests, request: Request) -> Result<(), NoAnswer> {
+    if requests.tx.is_closed() {
+        return Err(NoAnswer::Exiting);
+    }
+    let room = QUEUE.saturating_sub(requests.queued.get());
+    let kept = if request.is_report() { KEPT_FOR_CHEAP } else { 0 };
+    if room <= kept {
         return Err(NoAnswer::Busy);
     }
-    requests.try_send(request).map_err(|e| match e {
-        TrySendError::Full(_) => NoAnswer::Busy,
-        TrySendError::Closed(_) => NoAnswer::Exiting,
-    })?;
-    rx.await.map_err(|_| NoAnswer::Exiting)
+    requests.tx.send(request).map_err(|_| NoAnswer::Exiting)?;
+    requests.queued.set(requests.queued.get() + 1);
+    Ok(())
 }
 
 /// A control verb as the client sends it (docs/control.md).
@@ -227,7 +269,7 @@ fn bind_one(path: &Path) -> std::io::Result<UnixListener> {
 /// Serves the status socket until podinit exits. A panic in the server (a
 /// bug) is logged and the server started again on the same socket; a panic
 /// while answering one connection is logged and ends only that connection.
-pub async fn serve_forever(listener: UnixListener, requests: mpsc::Sender<Request>) {
+pub async fn serve_forever(listener: UnixListener, requests: Requests) {
     let listener = std::rc::Rc::new(listener);
     let slots = Slots::new(crate::connections::cap());
     loop {
@@ -244,11 +286,7 @@ pub async fn serve_forever(listener: UnixListener, requests: mpsc::Sender<Reques
 
 /// Accepts connections until the task is dropped; each one that gets one of
 /// the `slots` asks the event loop through `requests`.
-async fn serve(
-    listener: std::rc::Rc<UnixListener>,
-    requests: mpsc::Sender<Request>,
-    slots: std::rc::Rc<Slots>,
-) {
+async fn serve(listener: std::rc::Rc<UnixListener>, requests: Requests, slots: std::rc::Rc<Slots>) {
     let busy: std::rc::Rc<str> =
         format!("busy: podinit serves at most {} status connections at once; try again\n", slots.cap())
             .into();
@@ -310,7 +348,7 @@ const MAX_REQUEST: u64 = 256;
 /// [`DEADLINE`] bounds the whole request line, so a client that sends it a
 /// byte at a time is cut there too. Until the line is in, the connection is
 /// idle: a new one may take its `slot`, and it is then told `busy`.
-async fn answer(stream: tokio::net::UnixStream, requests: mpsc::Sender<Request>, mut slot: Slot, busy: &str) {
+async fn answer(stream: tokio::net::UnixStream, requests: Requests, mut slot: Slot, busy: &str) {
     let (read, mut write) = stream.into_split();
     let mut line = String::new();
     let mut reader = TokioBufReader::new(read).take(MAX_REQUEST);
@@ -350,7 +388,7 @@ async fn answer(stream: tokio::net::UnixStream, requests: mpsc::Sender<Request>,
 async fn reply(
     line: &str,
     write: &mut tokio::net::unix::OwnedWriteHalf,
-    requests: &mpsc::Sender<Request>,
+    requests: &Requests,
 ) -> std::io::Result<()> {
     let answer = match line {
         "text" | "json" | "" => match call(requests, Request::Status).await {
@@ -799,4 +837,38 @@ fn ask(path: &Path, json: bool) -> std::io::Result<Asked> {
     let mut body = String::new();
     reader.take(1 << 20).read_to_string(&mut body)?;
     Ok(Asked::Report(ready, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_leave_room_in_the_queue_for_the_cheap_requests() {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let (requests, mut queue) = request_queue();
+            let report = || Request::Status(oneshot::channel().0);
+            let alive = || Request::Alive(oneshot::channel().0);
+            for _ in 0..QUEUE - KEPT_FOR_CHEAP {
+                assert_eq!(super::queue(&requests, report()), Ok(()));
+            }
+            assert_eq!(super::queue(&requests, report()), Err(NoAnswer::Busy));
+            for _ in 0..KEPT_FOR_CHEAP {
+                assert_eq!(super::queue(&requests, alive()), Ok(()));
+            }
+            assert_eq!(super::queue(&requests, alive()), Err(NoAnswer::Busy));
+            // The event loop takes one: a place comes free, for a cheap
+            // request only while reports fill their share.
+            assert!(queue.recv().await.is_some_and(|r| r.is_report()));
+            assert_eq!(super::queue(&requests, report()), Err(NoAnswer::Busy));
+            assert_eq!(super::queue(&requests, alive()), Ok(()));
+            for _ in 0..QUEUE {
+                assert!(queue.recv().await.is_some());
+            }
+            assert_eq!(super::queue(&requests, report()), Ok(()));
+            drop(queue);
+            assert_eq!(super::queue(&requests, alive()), Err(NoAnswer::Exiting));
+        });
+    }
 }

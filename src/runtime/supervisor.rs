@@ -86,7 +86,7 @@ struct Supervisor {
     driver: Driver,
     fx: Runtime,
     rx: mpsc::UnboundedReceiver<Event>,
-    status_rx: mpsc::Receiver<crate::status::Request>,
+    status_rx: crate::status::RequestQueue,
     /// The status socket's path and server task, removed at exit.
     status_socket: Option<(std::path::PathBuf, AbortHandle)>,
     /// The config file the pod came from, for `podinit status` and
