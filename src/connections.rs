@@ -24,8 +24,11 @@
 //! connection takes it first.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::Poll;
 
 use tokio::sync::oneshot;
 
@@ -54,6 +57,48 @@ pub fn cap() -> usize {
     share.clamp(1, MAX_CONNECTIONS)
 }
 
+/// A new connection of one of the servers, whatever its kind of socket.
+pub trait Connection {
+    /// Tells the client that podinit is busy, and closes the connection.
+    fn refuse(&self);
+    /// Answers the connection, which holds `slot` until it ends.
+    fn answer(self: Box<Self>, slot: Slot) -> Pin<Box<dyn Future<Output = ()>>>;
+    /// What a panic while answering is logged as (`a status request`).
+    fn what(&self) -> &'static str;
+}
+
+/// Takes a new connection in: refused at once when it gets no slot, else
+/// answered on a task of its own once its slot is free (and refused when the
+/// slot handed over does not come free in time). A panic while answering is
+/// logged and ends only that connection. Both servers come through here, so
+/// that the binary holds one copy of this, not one per kind of socket.
+///
+/// Returns whether the connection waits for the slot of an idle one: the
+/// caller then yields before its next accept, so that the closed
+/// connection's task gives its slot back before a whole burst of new ones.
+pub fn take(slots: &Rc<Slots>, conn: Box<dyn Connection>) -> bool {
+    let admission = slots.admit();
+    let handed_over = match admission {
+        Admission::Refused => {
+            conn.refuse();
+            return false;
+        }
+        Admission::Now(_) => false,
+        Admission::HandedOver(_) => true,
+    };
+    tokio::task::spawn_local(async move {
+        let Some(slot) = admission.slot().await else {
+            conn.refuse();
+            return;
+        };
+        let what = conn.what();
+        if let Err(panic) = crate::runtime::task::CatchPanic::new(conn.answer(slot)).await {
+            tracing::error!("{what} panicked (a bug in podinit): {panic}");
+        }
+    });
+    handed_over
+}
+
 /// The slots of one server.
 #[derive(Debug)]
 pub struct Slots {
@@ -61,8 +106,9 @@ pub struct Slots {
     /// Slots that no connection holds.
     free: Cell<usize>,
     /// The connections that hold a slot and have not sent their request,
-    /// oldest first, each with the sender that closes it.
-    idle: RefCell<BTreeMap<u64, oneshot::Sender<()>>>,
+    /// oldest first, each with the sender that closes it (at most `cap`: a
+    /// short list).
+    idle: RefCell<VecDeque<(u64, oneshot::Sender<()>)>>,
     next_id: Cell<u64>,
     /// New connections that wait for the slot of an idle one being closed.
     handing_over: Cell<usize>,
@@ -139,7 +185,7 @@ impl Slots {
         Rc::new(Slots {
             cap,
             free: Cell::new(cap),
-            idle: RefCell::new(BTreeMap::new()),
+            idle: RefCell::new(VecDeque::new()),
             next_id: Cell::new(0),
             handing_over: Cell::new(0),
             waiting: RefCell::new(VecDeque::new()),
@@ -162,7 +208,7 @@ impl Slots {
             return Admission::Refused;
         }
         loop {
-            let Some((_, close)) = self.idle.borrow_mut().pop_first() else {
+            let Some((_, close)) = self.idle.borrow_mut().pop_front() else {
                 return Admission::Refused;
             };
             if close.send(()).is_ok() {
@@ -194,34 +240,48 @@ impl Slot {
         let id = slots.next_id.get();
         slots.next_id.set(id.wrapping_add(1));
         let (close, closing) = oneshot::channel();
-        slots.idle.borrow_mut().insert(id, close);
+        slots.idle.borrow_mut().push_back((id, close));
         Slot { held, id, closing: Some(closing) }
     }
 
-    /// Resolves when a new connection has taken this idle connection's slot:
-    /// it must then close. Never, once it is at work ([`Slot::at_work`]).
-    pub async fn closing(&mut self) {
-        if let Some(closing) = self.closing.as_mut() {
-            if closing.await.is_ok() {
-                return;
+    /// Runs `work` (reading the request) while the connection is idle:
+    /// `None` when a new connection takes its slot first, and it must then
+    /// close.
+    pub async fn while_idle<F: Future>(&mut self, work: F) -> Option<F::Output> {
+        let mut work = std::pin::pin!(work);
+        std::future::poll_fn(|cx| {
+            if let Some(closing) = self.closing.as_mut() {
+                match Pin::new(closing).poll(cx) {
+                    Poll::Ready(Ok(())) => return Poll::Ready(None),
+                    // Its sender is gone: no newer connection can take it.
+                    Poll::Ready(Err(_)) => self.closing = None,
+                    Poll::Pending => {}
+                }
             }
-        }
-        std::future::pending().await
+            work.as_mut().poll(cx).map(Some)
+        })
+        .await
     }
 
     /// The request is in: the connection keeps its slot until it ends.
     pub fn at_work(&mut self) {
-        let close = self.held.0.idle.borrow_mut().remove(&self.id);
-        drop(close);
+        self.not_idle();
         self.closing = None;
+    }
+
+    /// Off the idle list, if it is still there.
+    fn not_idle(&self) {
+        let mut idle = self.held.0.idle.borrow_mut();
+        let close = idle.iter().position(|(id, _)| *id == self.id).and_then(|at| idle.remove(at));
+        drop(idle);
+        drop(close);
     }
 }
 
 impl Drop for Slot {
     /// No longer idle; then `held` gives the slot back.
     fn drop(&mut self) {
-        let close = self.held.0.idle.borrow_mut().remove(&self.id);
-        drop(close);
+        self.not_idle();
     }
 }
 
@@ -236,7 +296,8 @@ mod tests {
     #[test]
     fn a_new_connection_takes_the_slot_of_the_oldest_idle_one() {
         runtime().block_on(async {
-            let told = |slot: &mut Slot| ready(slot.closing());
+            // Told to close: the work, which never ends, is cut at once.
+            let told = |slot: &mut Slot| ready(slot.while_idle(std::future::pending::<()>())) == Some(None);
             let slots = Slots::new(2);
             let Admission::Now(mut first) = slots.admit() else { panic!("a free slot") };
             let Admission::Now(mut second) = slots.admit() else { panic!("a free slot") };
@@ -320,10 +381,13 @@ mod tests {
         });
     }
 
-    /// Whether `fut` is ready at its first poll.
-    fn ready(fut: impl std::future::Future<Output = ()>) -> bool {
+    /// What `fut` gives at its first poll, if it is ready.
+    fn ready<T>(fut: impl Future<Output = T>) -> Option<T> {
         let mut fut = std::pin::pin!(fut);
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        fut.as_mut().poll(&mut cx).is_ready()
+        match fut.as_mut().poll(&mut cx) {
+            Poll::Ready(v) => Some(v),
+            Poll::Pending => None,
+        }
     }
 }

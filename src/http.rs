@@ -25,7 +25,7 @@ use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::connections::{Admission, Slot, Slots};
+use crate::connections::{Connection, Slot, Slots};
 use crate::status::{call, NoAnswer, Request, Requests, DEADLINE};
 
 /// Longest request head read.
@@ -80,28 +80,37 @@ pub async fn serve(listener: TcpListener, requests: Requests) {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
-        let admission = slots.admit();
-        if matches!(admission, Admission::Refused) {
-            refuse(&stream, &busy);
-            continue;
-        }
-        let handed_over = matches!(admission, Admission::HandedOver(_));
-        let (requests, busy) = (requests.clone(), std::rc::Rc::clone(&busy));
-        tokio::task::spawn_local(async move {
-            let Some(slot) = admission.slot().await else {
-                refuse(&stream, &busy);
-                return;
-            };
-            let answered = tokio::time::timeout(DEADLINE, answer(stream, &requests, slot, &busy));
-            if let Err(panic) = crate::runtime::task::CatchPanic::new(answered).await {
-                tracing::error!("an HTTP request panicked (a bug in podinit): {panic}");
-            }
-        });
-        if handed_over {
+        let conn = HttpConnection { stream, requests: requests.clone(), busy: std::rc::Rc::clone(&busy) };
+        if crate::connections::take(&slots, Box::new(conn)) {
             // The closed connection's task gives its slot back before the
             // next accept, rather than after a whole burst of them.
             tokio::task::yield_now().await;
         }
+    }
+}
+
+/// A connection to the HTTP endpoint.
+struct HttpConnection {
+    stream: TcpStream,
+    requests: Requests,
+    /// The 503 a connection that gets no slot is answered.
+    busy: std::rc::Rc<str>,
+}
+
+impl Connection for HttpConnection {
+    fn refuse(&self) {
+        refuse(&self.stream, &self.busy);
+    }
+
+    fn answer(self: Box<Self>, slot: Slot) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+        Box::pin(async move {
+            let _ =
+                tokio::time::timeout(DEADLINE, answer(self.stream, &self.requests, slot, &self.busy)).await;
+        })
+    }
+
+    fn what(&self) -> &'static str {
+        "an HTTP request"
     }
 }
 
@@ -125,11 +134,7 @@ async fn answer(
     busy: &str,
 ) -> std::io::Result<()> {
     const TEXT: &str = "text/plain; charset=utf-8";
-    let read = tokio::select! {
-        biased;
-        () = slot.closing() => None,
-        read = read_head(&mut stream) => Some(read?),
-    };
+    let read = slot.while_idle(read_head(&mut stream)).await.transpose()?;
     let Some((head, too_large)) = read else {
         refuse(&stream, busy);
         return Ok(());

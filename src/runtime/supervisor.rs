@@ -293,13 +293,13 @@ impl Supervisor {
             }
             crate::status::Request::Ready(reply) => {
                 let ready = self.pod.is_ready();
-                let unready = crate::status::unready(&self.pod.status());
+                let unready = crate::status::unready(&self.entries());
                 let _ = reply.send(crate::status::Readiness { ready, unready });
             }
             crate::status::Request::Metrics(reply) => {
                 let pod = &self.pod;
                 let text = crate::metrics::render(
-                    &pod.status(),
+                    &self.entries(),
                     &self.fx.counters,
                     pod.phase(),
                     pod.is_ready(),
@@ -308,6 +308,13 @@ impl Supervisor {
                 let _ = reply.send(text);
             }
         }
+    }
+
+    /// Every entry's status. Not inlined: the requests that ask for it
+    /// share one copy of it.
+    #[inline(never)]
+    fn entries(&self) -> Vec<crate::lifecycle::EntryStatus> {
+        self.pod.status()
     }
 
     fn report(&self) -> crate::status::Report {
@@ -322,7 +329,7 @@ impl Supervisor {
         };
         crate::status::render(
             &about,
-            &pod.status(),
+            &self.entries(),
             &said,
             &crate::status::PodFacts {
                 phase: pod.phase(),
@@ -355,7 +362,7 @@ impl Supervisor {
         self.driver.control(&mut self.pod, &mut self.fx, request, Instant::now())?;
         Ok(match request {
             Control::Restart(e) | Control::Stop(e) | Control::Start(e) | Control::Signal(e, _) => {
-                let status = &self.pod.status()[e];
+                let status = &self.entries()[e];
                 format!("{}: {}", status.name, crate::status::state_name(status))
             }
             Control::Shutdown => "pod: terminating".into(),
