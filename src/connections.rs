@@ -62,7 +62,7 @@ pub trait Connection {
     /// Tells the client that podinit is busy, and closes the connection.
     fn refuse(&self);
     /// Answers the connection, which holds `slot` until it ends.
-    fn answer(self: Box<Self>, slot: Slot) -> Pin<Box<dyn Future<Output = ()>>>;
+    fn answer(self: Box<Self>, slot: Slot) -> crate::runtime::task::Task;
     /// What a panic while answering is logged as (`a status request`).
     fn what(&self) -> &'static str;
 }
@@ -86,7 +86,7 @@ pub fn take(slots: &Rc<Slots>, conn: Box<dyn Connection>) -> bool {
         Admission::Now(_) => false,
         Admission::HandedOver(_) => true,
     };
-    tokio::task::spawn_local(async move {
+    crate::runtime::task::spawn(async move {
         let Some(slot) = admission.slot().await else {
             conn.refuse();
             return;

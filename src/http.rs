@@ -102,7 +102,7 @@ impl Connection for HttpConnection {
         refuse(&self.stream, &self.busy);
     }
 
-    fn answer(self: Box<Self>, slot: Slot) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+    fn answer(self: Box<Self>, slot: Slot) -> crate::runtime::task::Task {
         Box::pin(async move {
             let _ =
                 tokio::time::timeout(DEADLINE, answer(self.stream, &self.requests, slot, &self.busy)).await;

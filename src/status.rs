@@ -328,7 +328,7 @@ impl Connection for StatusConnection {
         refuse(&self.stream, &self.busy);
     }
 
-    fn answer(self: Box<Self>, slot: Slot) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+    fn answer(self: Box<Self>, slot: Slot) -> crate::runtime::task::Task {
         Box::pin(answer(self.stream, self.requests, slot, self.busy))
     }
 

@@ -161,7 +161,7 @@ impl Supervisor {
                 } else {
                     tracing::debug!("status socket at {}", path.display());
                 }
-                let task = tokio::task::spawn_local(crate::status::serve_forever(listener, status_tx));
+                let task = crate::runtime::task::spawn(crate::status::serve_forever(listener, status_tx));
                 // Absolute: podinit leaves its start directory, and removes
                 // the socket at exit.
                 (std::path::absolute(&path).unwrap_or(path), task.abort_handle())
@@ -193,7 +193,7 @@ impl Supervisor {
                     "HTTP endpoint on {}",
                     listener.local_addr().map_or_else(|_| "?".into(), |a| a.to_string())
                 );
-                tokio::task::spawn_local(crate::http::serve(listener, requests.clone())).abort_handle()
+                crate::runtime::task::spawn(crate::http::serve(listener, requests.clone())).abort_handle()
             }),
             Err(e) => {
                 tracing::error!("{e}; running without the HTTP endpoint");
@@ -620,7 +620,7 @@ impl Runtime {
         let tx = self.tx.clone();
         if probe.action.is_push() {
             let Some(said) = self.announcements.subscribe(entry, instance) else { return };
-            let task = tokio::task::spawn_local(async move {
+            let task = crate::runtime::task::spawn(async move {
                 tokio::time::sleep_until(not_before.into()).await;
                 let mut results = crate::probe::Results::new(probe.success_threshold);
                 let send = |ok: bool| {
@@ -638,7 +638,7 @@ impl Runtime {
             return;
         }
         let reaper = Rc::clone(&self.reaper);
-        let task = tokio::task::spawn_local(async move {
+        let task = crate::runtime::task::spawn(async move {
             tokio::time::sleep_until(not_before.into()).await;
             let mut results = crate::probe::Results::new(probe.success_threshold);
             loop {
@@ -679,7 +679,7 @@ impl Runtime {
         let Some(handler) = spec.hook(hook).cloned() else { return };
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
-        let task = tokio::task::spawn_local(async move {
+        let task = crate::runtime::task::spawn(async move {
             let which = hook.as_str();
             let run = async {
                 match &handler {
