@@ -24,10 +24,9 @@ use std::net::SocketAddr;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
 
-use crate::connections::{Admission, Slot, Slots};
-use crate::status::{call, NoAnswer, Request, DEADLINE};
+use crate::connections::{Connection, Slot, Slots};
+use crate::status::{call, NoAnswer, Request, Requests, DEADLINE};
 
 /// Longest request head read.
 const MAX_HEAD: usize = 8 * 1024;
@@ -66,7 +65,7 @@ pub fn bind(addr: SocketAddr) -> Option<TcpListener> {
 
 /// Serves until the task is dropped; every answer comes from the event loop
 /// through `requests`.
-pub async fn serve(listener: TcpListener, requests: mpsc::Sender<Request>) {
+pub async fn serve(listener: TcpListener, requests: Requests) {
     let slots = Slots::new(crate::connections::cap());
     let busy: std::rc::Rc<str> = {
         let body = format!("podinit serves at most {} HTTP connections at once; try again\n", slots.cap());
@@ -81,28 +80,37 @@ pub async fn serve(listener: TcpListener, requests: mpsc::Sender<Request>) {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
-        let admission = slots.admit();
-        if matches!(admission, Admission::Refused) {
-            refuse(&stream, &busy);
-            continue;
-        }
-        let handed_over = matches!(admission, Admission::HandedOver(_));
-        let (requests, busy) = (requests.clone(), std::rc::Rc::clone(&busy));
-        tokio::task::spawn_local(async move {
-            let Some(slot) = admission.slot().await else {
-                refuse(&stream, &busy);
-                return;
-            };
-            let answered = tokio::time::timeout(DEADLINE, answer(stream, &requests, slot, &busy));
-            if let Err(panic) = crate::runtime::task::CatchPanic::new(answered).await {
-                tracing::error!("an HTTP request panicked (a bug in podinit): {panic}");
-            }
-        });
-        if handed_over {
+        let conn = HttpConnection { stream, requests: requests.clone(), busy: std::rc::Rc::clone(&busy) };
+        if crate::connections::take(&slots, Box::new(conn)) {
             // The closed connection's task gives its slot back before the
             // next accept, rather than after a whole burst of them.
             tokio::task::yield_now().await;
         }
+    }
+}
+
+/// A connection to the HTTP endpoint.
+struct HttpConnection {
+    stream: TcpStream,
+    requests: Requests,
+    /// The 503 a connection that gets no slot is answered.
+    busy: std::rc::Rc<str>,
+}
+
+impl Connection for HttpConnection {
+    fn refuse(&self) {
+        refuse(&self.stream, &self.busy);
+    }
+
+    fn answer(self: Box<Self>, slot: Slot) -> crate::runtime::task::Task {
+        Box::pin(async move {
+            let _ =
+                tokio::time::timeout(DEADLINE, answer(self.stream, &self.requests, slot, &self.busy)).await;
+        })
+    }
+
+    fn what(&self) -> &'static str {
+        "an HTTP request"
     }
 }
 
@@ -121,16 +129,12 @@ fn refuse(stream: &TcpStream, busy: &str) {
 /// answered `busy`.
 async fn answer(
     mut stream: TcpStream,
-    requests: &mpsc::Sender<Request>,
+    requests: &Requests,
     mut slot: Slot,
     busy: &str,
 ) -> std::io::Result<()> {
     const TEXT: &str = "text/plain; charset=utf-8";
-    let read = tokio::select! {
-        biased;
-        () = slot.closing() => None,
-        read = read_head(&mut stream) => Some(read?),
-    };
+    let read = slot.while_idle(read_head(&mut stream)).await.transpose()?;
     let Some((head, too_large)) = read else {
         refuse(&stream, busy);
         return Ok(());
@@ -188,7 +192,7 @@ async fn read_head(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, bool)> {
 }
 
 /// Status code, content type and body for `path`.
-async fn route(path: &str, requests: &mpsc::Sender<Request>) -> (u16, &'static str, String) {
+async fn route(path: &str, requests: &Requests) -> (u16, &'static str, String) {
     const TEXT: &str = "text/plain; charset=utf-8";
     let unanswered = |no: NoAnswer| match no {
         NoAnswer::Busy => (503, TEXT, format!("{}\n", crate::status::QUEUE_FULL)),

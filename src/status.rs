@@ -20,19 +20,21 @@
 //! once, and reports leave part of it ([`KEPT_FOR_CHEAP`]) to the requests
 //! that render nothing, so that a flood of reports cannot fail `GET /livez`.
 
+use std::cell::Cell;
+use std::future::Future as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt as _, AsyncWriteExt, BufReader as TokioBufReader};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt};
 use tokio::net::UnixListener;
-use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Role;
-use crate::connections::{Admission, Slot, Slots};
+use crate::connections::{Connection, Slot, Slots};
 use crate::lifecycle::{EntryStatus, Phase, State, StopGrace, StopStatus};
 
 /// How long one status connection may take, on either side.
@@ -48,8 +50,40 @@ pub const QUEUE: usize = 16;
 pub const KEPT_FOR_CHEAP: usize = 8;
 
 /// The request queue of the event loop, as [`QUEUE`] bounds it.
-pub fn request_queue() -> (mpsc::Sender<Request>, mpsc::Receiver<Request>) {
-    mpsc::channel(QUEUE)
+pub fn request_queue() -> (Requests, RequestQueue) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let queued = Rc::new(Cell::new(0));
+    (Requests { tx, queued: Rc::clone(&queued) }, RequestQueue { rx, queued })
+}
+
+/// Where connections put their requests for the event loop: an unbounded
+/// channel and the count of requests in it, which [`call`] keeps under
+/// [`QUEUE`]. Everything runs on the event loop's thread, so a [`Cell`]
+/// counts.
+#[derive(Debug, Clone)]
+pub struct Requests {
+    tx: mpsc::UnboundedSender<Request>,
+    queued: Rc<Cell<usize>>,
+}
+
+/// The event loop's end of the request queue.
+#[derive(Debug)]
+pub struct RequestQueue {
+    rx: mpsc::UnboundedReceiver<Request>,
+    queued: Rc<Cell<usize>>,
+}
+
+impl RequestQueue {
+    /// The next request, which leaves its place in the queue to another;
+    /// `None` once every [`Requests`] is gone. Cancel-safe, as
+    /// [`mpsc::UnboundedReceiver::recv`].
+    pub async fn recv(&mut self) -> Option<Request> {
+        let request = self.rx.recv().await;
+        if request.is_some() {
+            self.queued.set(self.queued.get().saturating_sub(1));
+        }
+        request
+    }
 }
 
 /// A request from a connection to the event loop.
@@ -94,19 +128,28 @@ pub const QUEUE_FULL: &str = "busy: podinit's request queue is full; try again";
 /// [`NoAnswer::Busy`] when the queue has no room for it, [`NoAnswer::Exiting`]
 /// when the event loop has ended.
 pub async fn call<T>(
-    requests: &mpsc::Sender<Request>,
+    requests: &Requests,
     make: impl FnOnce(oneshot::Sender<T>) -> Request,
 ) -> Result<T, NoAnswer> {
     let (tx, rx) = oneshot::channel();
-    let request = make(tx);
-    if request.is_report() && !requests.is_closed() && requests.capacity() <= KEPT_FOR_CHEAP {
+    queue(requests, make(tx))?;
+    rx.await.map_err(|_| NoAnswer::Exiting)
+}
+
+/// Puts `request` in the queue if it has room for it: [`QUEUE`] places, of
+/// which a report leaves [`KEPT_FOR_CHEAP`] free.
+fn queue(requests: &Requests, request: Request) -> Result<(), NoAnswer> {
+    if requests.tx.is_closed() {
+        return Err(NoAnswer::Exiting);
+    }
+    let room = QUEUE.saturating_sub(requests.queued.get());
+    let kept = if request.is_report() { KEPT_FOR_CHEAP } else { 0 };
+    if room <= kept {
         return Err(NoAnswer::Busy);
     }
-    requests.try_send(request).map_err(|e| match e {
-        TrySendError::Full(_) => NoAnswer::Busy,
-        TrySendError::Closed(_) => NoAnswer::Exiting,
-    })?;
-    rx.await.map_err(|_| NoAnswer::Exiting)
+    requests.tx.send(request).map_err(|_| NoAnswer::Exiting)?;
+    requests.queued.set(requests.queued.get() + 1);
+    Ok(())
 }
 
 /// A control verb as the client sends it (docs/control.md).
@@ -227,7 +270,7 @@ fn bind_one(path: &Path) -> std::io::Result<UnixListener> {
 /// Serves the status socket until podinit exits. A panic in the server (a
 /// bug) is logged and the server started again on the same socket; a panic
 /// while answering one connection is logged and ends only that connection.
-pub async fn serve_forever(listener: UnixListener, requests: mpsc::Sender<Request>) {
+pub async fn serve_forever(listener: UnixListener, requests: Requests) {
     let listener = std::rc::Rc::new(listener);
     let slots = Slots::new(crate::connections::cap());
     loop {
@@ -244,11 +287,7 @@ pub async fn serve_forever(listener: UnixListener, requests: mpsc::Sender<Reques
 
 /// Accepts connections until the task is dropped; each one that gets one of
 /// the `slots` asks the event loop through `requests`.
-async fn serve(
-    listener: std::rc::Rc<UnixListener>,
-    requests: mpsc::Sender<Request>,
-    slots: std::rc::Rc<Slots>,
-) {
+async fn serve(listener: std::rc::Rc<UnixListener>, requests: Requests, slots: std::rc::Rc<Slots>) {
     let busy: std::rc::Rc<str> =
         format!("busy: podinit serves at most {} status connections at once; try again\n", slots.cap())
             .into();
@@ -267,28 +306,34 @@ async fn serve(
                 continue;
             }
         }
-        let admission = slots.admit();
-        if matches!(admission, Admission::Refused) {
-            refuse(&stream, &busy);
-            continue;
-        }
-        let handed_over = matches!(admission, Admission::HandedOver(_));
-        let (requests, busy) = (requests.clone(), std::rc::Rc::clone(&busy));
-        tokio::task::spawn_local(async move {
-            let Some(slot) = admission.slot().await else {
-                refuse(&stream, &busy);
-                return;
-            };
-            let answered = answer(stream, requests, slot, &busy);
-            if let Err(panic) = crate::runtime::task::CatchPanic::new(answered).await {
-                tracing::error!("a status request panicked (a bug in podinit): {panic}");
-            }
-        });
-        if handed_over {
+        let conn = StatusConnection { stream, requests: requests.clone(), busy: std::rc::Rc::clone(&busy) };
+        if crate::connections::take(&slots, Box::new(conn)) {
             // The closed connection's task gives its slot back before the
             // next accept, rather than after a whole burst of them.
             tokio::task::yield_now().await;
         }
+    }
+}
+
+/// A connection to the status socket.
+struct StatusConnection {
+    stream: tokio::net::UnixStream,
+    requests: Requests,
+    /// The line a connection that gets no slot is told.
+    busy: std::rc::Rc<str>,
+}
+
+impl Connection for StatusConnection {
+    fn refuse(&self) {
+        refuse(&self.stream, &self.busy);
+    }
+
+    fn answer(self: Box<Self>, slot: Slot) -> crate::runtime::task::Task {
+        Box::pin(answer(self.stream, self.requests, slot, self.busy))
+    }
+
+    fn what(&self) -> &'static str {
+        "a status request"
     }
 }
 
@@ -297,60 +342,81 @@ async fn serve(
 /// client sent already is read first: Linux ends a Unix stream whose closing
 /// side left data unread with ECONNRESET rather than an end of file.
 fn refuse(stream: &tokio::net::UnixStream, line: &str) {
-    let mut sink = [0u8; MAX_REQUEST as usize];
+    let mut sink = [0u8; MAX_REQUEST];
     let _ = stream.try_read(&mut sink);
     let _ = stream.try_write(line.as_bytes());
 }
 
 /// Longest request line read (a verb, an entry name of at most 63 bytes, a signal).
-const MAX_REQUEST: u64 = 256;
+const MAX_REQUEST: usize = 256;
 
 /// Reads one request line and answers it: every request but `events` within
 /// [`DEADLINE`]; `events` streams until podinit exits or the reader goes.
 /// [`DEADLINE`] bounds the whole request line, so a client that sends it a
 /// byte at a time is cut there too. Until the line is in, the connection is
 /// idle: a new one may take its `slot`, and it is then told `busy`.
-async fn answer(stream: tokio::net::UnixStream, requests: mpsc::Sender<Request>, mut slot: Slot, busy: &str) {
-    let (read, mut write) = stream.into_split();
-    let mut line = String::new();
-    let mut reader = TokioBufReader::new(read).take(MAX_REQUEST);
-    let read = tokio::select! {
-        biased;
-        () = slot.closing() => None,
-        read = tokio::time::timeout(DEADLINE, reader.read_line(&mut line)) => Some(read),
-    };
-    match read {
-        Some(Ok(Ok(_))) => slot.at_work(),
+async fn answer(
+    mut stream: tokio::net::UnixStream,
+    requests: Requests,
+    mut slot: Slot,
+    busy: std::rc::Rc<str>,
+) {
+    let (mut read, mut write) = stream.split();
+    let line = match slot.while_idle(tokio::time::timeout(DEADLINE, read_request(&mut read))).await {
+        Some(Ok(Some(line))) => line,
         Some(_) => return,
         None => {
-            if let Ok(stream) = reader.into_inner().into_inner().reunite(write) {
-                refuse(&stream, busy);
-            }
+            refuse(&stream, &busy);
             return;
         }
-    }
+    };
+    slot.at_work();
     if line.trim() == "events" {
         // The reader says nothing more: its end of file is the only sign
         // that it is gone while no event comes, and it frees the connection.
-        let mut read = reader.into_inner().into_inner();
         let gone = async {
             let mut sink = [0u8; 64];
             while matches!(read.read(&mut sink).await, Ok(n) if n > 0) {}
         };
-        tokio::select! {
-            _ = stream_events(&mut write) => {}
-            () = gone => {}
-        }
+        let mut gone = std::pin::pin!(gone);
+        let mut events = std::pin::pin!(stream_events(&mut write));
+        std::future::poll_fn(|cx| {
+            if events.as_mut().poll(cx).is_ready() {
+                return std::task::Poll::Ready(());
+            }
+            gone.as_mut().poll(cx)
+        })
+        .await;
         return;
     }
     let _ = tokio::time::timeout(DEADLINE, reply(line.trim(), &mut write, &requests)).await;
 }
 
+/// The request line: up to its newline, the end of the stream or
+/// [`MAX_REQUEST`] bytes, whichever comes first (what follows it is not
+/// read). `None` when the read fails or the line is not UTF-8.
+async fn read_request(read: &mut tokio::net::unix::ReadHalf<'_>) -> Option<String> {
+    let mut line = [0u8; MAX_REQUEST];
+    let mut len = 0;
+    while len < MAX_REQUEST {
+        let n = read.read(&mut line[len..]).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        if let Some(end) = memchr::memchr(b'\n', &line[len..len + n]) {
+            len += end + 1;
+            break;
+        }
+        len += n;
+    }
+    String::from_utf8(line[..len].to_vec()).ok()
+}
+
 /// The answer to one status or control request line.
 async fn reply(
     line: &str,
-    write: &mut tokio::net::unix::OwnedWriteHalf,
-    requests: &mpsc::Sender<Request>,
+    write: &mut tokio::net::unix::WriteHalf<'_>,
+    requests: &Requests,
 ) -> std::io::Result<()> {
     let answer = match line {
         "text" | "json" | "" => match call(requests, Request::Status).await {
@@ -385,7 +451,7 @@ fn unanswered(no: NoAnswer) -> std::io::Result<String> {
 
 /// `podinit events`: each lifecycle event as a JSON line, until podinit
 /// exits, the reader closes, or the reader is too slow and is dropped.
-async fn stream_events(write: &mut tokio::net::unix::OwnedWriteHalf) -> std::io::Result<()> {
+async fn stream_events(write: &mut tokio::net::unix::WriteHalf<'_>) -> std::io::Result<()> {
     // Counted, so that podinit waits (a little) for it to write what is
     // queued before it exits.
     let _open = crate::output::log::StreamGuard::new();
@@ -506,34 +572,42 @@ pub fn render(
     pod: &PodFacts,
     now: Instant,
 ) -> Report {
+    // Written in place: a report is rendered on request, so its code is
+    // kept short rather than fast (fmt::Write on a String and io::Write on a
+    // Vec cannot fail).
+    use std::fmt::Write as _;
+    use std::io::Write as _;
     let PodFacts { phase, ready, deadline_in, pod_restarts, termination } = *pod;
     let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
-    let config =
-        about.config.as_ref().map_or_else(|| "none (a plain init)".to_owned(), |c| c.display().to_string());
+    let config = about.config.as_ref().map(|c| c.display().to_string());
     let socket = about.socket.as_ref().map_or_else(String::new, |s| s.display().to_string());
-    let mut text = format!("podinit pid {}, config {config}, socket {socket}\n", about.pid);
-    text += &format!(
-        "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY\n",
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "podinit pid {}, config {}, socket {socket}",
+        about.pid,
+        config.as_deref().unwrap_or("none (a plain init)")
+    );
+    let _ = writeln!(
+        text,
+        "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY",
         "NAME", "ROLE", "STATE", "PID", "RESTARTS", "LAST EXIT"
     );
-    let quoted = |s: &str| {
-        let mut out = Vec::new();
-        crate::output::json_string(s, &mut out);
-        String::from_utf8_lossy(&out).into_owned()
-    };
-    let mut json = format!(
-        "{{\"podinit\":{{\"pid\":{},\"config\":{},\"socket\":{}}},\"phase\":\"",
-        about.pid,
-        about.config.as_ref().map_or_else(|| "null".to_owned(), |c| quoted(&c.display().to_string())),
-        quoted(&socket)
-    );
-    json.push_str(phase_name(phase));
-    json.push_str(&format!("\",\"ready\":{ready},\"entries\":["));
+    let mut json = Vec::new();
+    let _ = write!(json, "{{\"podinit\":{{\"pid\":{},\"config\":", about.pid);
+    json_or_null(&mut json, config.as_deref());
+    json.extend_from_slice(b",\"socket\":");
+    json_or_null(&mut json, Some(&socket));
+    let _ = write!(json, "}},\"phase\":\"{}\",\"ready\":{ready},\"entries\":[", phase_name(phase));
     let mut status_lines = String::new();
+    let mut first = true;
     // Entries removed by `podinit reload` show only while they still run.
     for (i, e) in entries.iter().enumerate().filter(|(_, e)| !e.removed || e.state == State::Running) {
+        let state = state_name(e);
+        let role = e.role.as_str();
+        let last = e.last_exit.map(|x| x.status());
         let pid = e.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
-        let last = e.last_exit.map_or_else(|| "-".to_owned(), |x| x.status().to_string());
+        let last_text = last.map_or_else(|| "-".to_owned(), |x| x.to_string());
         let is_ready = if e.role == Role::Init {
             "-"
         } else if e.ready {
@@ -541,72 +615,85 @@ pub fn render(
         } else {
             "no"
         };
-        text.push_str(&format!(
-            "{:width$}  {:7}  {:8}  {pid:>7}  {:>8}  {last:>9}  {is_ready}\n",
-            e.name,
-            e.role.as_str(),
-            state_name(e),
-            e.restarts
-        ));
-        if !json.ends_with('[') {
-            json.push(',');
-        }
-        let mut name = Vec::new();
-        crate::output::json_string(&e.name, &mut name);
-        let says = said.get(i).and_then(Option::as_deref);
-        let says_json = says.map_or_else(
-            || "null".to_owned(),
-            |s| {
-                let mut out = Vec::new();
-                crate::output::json_string(s, &mut out);
-                String::from_utf8_lossy(&out).into_owned()
-            },
+        let _ = writeln!(
+            text,
+            "{:width$}  {role:7}  {state:8}  {pid:>7}  {:>8}  {last_text:>9}  {is_ready}",
+            e.name, e.restarts
         );
+        if !first {
+            json.push(b',');
+        }
+        first = false;
+        let says = said.get(i).and_then(Option::as_deref);
         if let Some(s) = says {
-            status_lines.push_str(&format!("{}: {s}\n", e.name));
+            let _ = writeln!(status_lines, "{}: {s}", e.name);
         }
         if let Some(stop) = &e.stop {
-            status_lines.push_str(&format!("{}: {}\n", e.name, stop_text(stop, now)));
+            let _ = writeln!(status_lines, "{}: {}", e.name, stop_text(stop, now));
         }
-        let stop_json = e.stop.map_or_else(|| "null".to_owned(), |stop| stop_json(&stop, now));
-        json.push_str(&format!(
-            "{{\"name\":{},\"role\":\"{}\",\"state\":\"{}\",\"pid\":{},\"restarts\":{},\"restarts_in_termination\":{},\"last_exit\":{},\"ready\":{},\"status\":{says_json},\"stop\":{stop_json}}}",
-            String::from_utf8_lossy(&name),
-            e.role.as_str(),
-            state_name(e),
-            e.pid.map_or_else(|| "null".to_owned(), |p| p.to_string()),
-            e.restarts,
-            e.restarts_in_termination,
-            e.last_exit.map_or_else(|| "null".to_owned(), |x| x.status().to_string()),
-            e.ready
-        ));
+        json.extend_from_slice(b"{\"name\":");
+        json_or_null(&mut json, Some(&e.name));
+        let _ = write!(json, ",\"role\":\"{role}\",\"state\":\"{state}\",\"pid\":");
+        number_or_null(&mut json, e.pid.map(i64::from));
+        let _ = write!(
+            json,
+            ",\"restarts\":{},\"restarts_in_termination\":{},\"last_exit\":",
+            e.restarts, e.restarts_in_termination
+        );
+        number_or_null(&mut json, last.map(i64::from));
+        let _ = write!(json, ",\"ready\":{},\"status\":", e.ready);
+        json_or_null(&mut json, says);
+        json.extend_from_slice(b",\"stop\":");
+        match &e.stop {
+            Some(stop) => json.extend_from_slice(stop_json(stop, now).as_bytes()),
+            None => json.extend_from_slice(b"null"),
+        }
+        json.push(b'}');
     }
-    json.push(']');
-    json.push_str(&format!(",\"pod_restarts\":{pod_restarts}"));
+    let _ = write!(json, "],\"pod_restarts\":{pod_restarts}");
     if let Some(left) = deadline_in {
-        json.push_str(&format!(",\"active_deadline_in_ms\":{}", left.as_millis()));
+        let _ = write!(json, ",\"active_deadline_in_ms\":{}", left.as_millis());
     }
     if let Some(left) = termination {
-        json.push_str(&format!(",\"termination_budget_left_ms\":{}", left.as_millis()));
+        let _ = write!(json, ",\"termination_budget_left_ms\":{}", left.as_millis());
     }
-    json.push_str("}\n");
+    json.extend_from_slice(b"}\n");
+    // Every piece is UTF-8 (text as it is, or escaped by json_string).
+    let json = String::from_utf8_lossy(&json).into_owned();
     text.push_str(&status_lines);
-    let budget =
-        termination.map_or_else(String::new, |left| format!(" ({} of its budget left)", seconds(left)));
-    text.push_str(&format!(
-        "pod: {}{budget}, {}",
-        phase_name(phase),
-        if ready { "ready" } else { "not ready" }
-    ));
+    let _ = write!(text, "pod: {}", phase_name(phase));
+    if let Some(left) = termination {
+        let _ = write!(text, " ({} of its budget left)", seconds(left));
+    }
+    text.push_str(if ready { ", ready" } else { ", not ready" });
     if pod_restarts > 0 {
-        text.push_str(&format!(", whole pod restarted {pod_restarts} times"));
+        let _ = write!(text, ", whole pod restarted {pod_restarts} times");
     }
     if let Some(left) = deadline_in {
         let left = Duration::from_secs(left.as_secs());
-        text.push_str(&format!(", active deadline in {}", humantime::format_duration(left)));
+        let _ = write!(text, ", active deadline in {}", humantime::format_duration(left));
     }
     text.push('\n');
     Report { ready, text, json }
+}
+
+/// Appends `s` as a JSON string, or `null`.
+fn json_or_null(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => crate::output::json_string(s, out),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Appends `n`, or `null`.
+fn number_or_null(out: &mut Vec<u8>, n: Option<i64>) {
+    use std::io::Write as _;
+    match n {
+        Some(n) => {
+            let _ = write!(out, "{n}");
+        }
+        None => out.extend_from_slice(b"null"),
+    }
 }
 
 /// The first line of podinit's answer when it is over its connection cap
@@ -799,4 +886,38 @@ fn ask(path: &Path, json: bool) -> std::io::Result<Asked> {
     let mut body = String::new();
     reader.take(1 << 20).read_to_string(&mut body)?;
     Ok(Asked::Report(ready, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_leave_room_in_the_queue_for_the_cheap_requests() {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let (requests, mut queue) = request_queue();
+            let report = || Request::Status(oneshot::channel().0);
+            let alive = || Request::Alive(oneshot::channel().0);
+            for _ in 0..QUEUE - KEPT_FOR_CHEAP {
+                assert_eq!(super::queue(&requests, report()), Ok(()));
+            }
+            assert_eq!(super::queue(&requests, report()), Err(NoAnswer::Busy));
+            for _ in 0..KEPT_FOR_CHEAP {
+                assert_eq!(super::queue(&requests, alive()), Ok(()));
+            }
+            assert_eq!(super::queue(&requests, alive()), Err(NoAnswer::Busy));
+            // The event loop takes one: a place comes free, for a cheap
+            // request only while reports fill their share.
+            assert!(queue.recv().await.is_some_and(|r| r.is_report()));
+            assert_eq!(super::queue(&requests, report()), Err(NoAnswer::Busy));
+            assert_eq!(super::queue(&requests, alive()), Ok(()));
+            for _ in 0..QUEUE {
+                assert!(queue.recv().await.is_some());
+            }
+            assert_eq!(super::queue(&requests, report()), Ok(()));
+            drop(queue);
+            assert_eq!(super::queue(&requests, alive()), Err(NoAnswer::Exiting));
+        });
+    }
 }

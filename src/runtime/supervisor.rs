@@ -86,7 +86,7 @@ struct Supervisor {
     driver: Driver,
     fx: Runtime,
     rx: mpsc::UnboundedReceiver<Event>,
-    status_rx: mpsc::Receiver<crate::status::Request>,
+    status_rx: crate::status::RequestQueue,
     /// The status socket's path and server task, removed at exit.
     status_socket: Option<(std::path::PathBuf, AbortHandle)>,
     /// The config file the pod came from, for `podinit status` and
@@ -161,7 +161,7 @@ impl Supervisor {
                 } else {
                     tracing::debug!("status socket at {}", path.display());
                 }
-                let task = tokio::task::spawn_local(crate::status::serve_forever(listener, status_tx));
+                let task = crate::runtime::task::spawn(crate::status::serve_forever(listener, status_tx));
                 // Absolute: podinit leaves its start directory, and removes
                 // the socket at exit.
                 (std::path::absolute(&path).unwrap_or(path), task.abort_handle())
@@ -193,7 +193,7 @@ impl Supervisor {
                     "HTTP endpoint on {}",
                     listener.local_addr().map_or_else(|_| "?".into(), |a| a.to_string())
                 );
-                tokio::task::spawn_local(crate::http::serve(listener, requests.clone())).abort_handle()
+                crate::runtime::task::spawn(crate::http::serve(listener, requests.clone())).abort_handle()
             }),
             Err(e) => {
                 tracing::error!("{e}; running without the HTTP endpoint");
@@ -293,13 +293,13 @@ impl Supervisor {
             }
             crate::status::Request::Ready(reply) => {
                 let ready = self.pod.is_ready();
-                let unready = crate::status::unready(&self.pod.status());
+                let unready = crate::status::unready(&self.entries());
                 let _ = reply.send(crate::status::Readiness { ready, unready });
             }
             crate::status::Request::Metrics(reply) => {
                 let pod = &self.pod;
                 let text = crate::metrics::render(
-                    &pod.status(),
+                    &self.entries(),
                     &self.fx.counters,
                     pod.phase(),
                     pod.is_ready(),
@@ -308,6 +308,13 @@ impl Supervisor {
                 let _ = reply.send(text);
             }
         }
+    }
+
+    /// Every entry's status. Not inlined: the requests that ask for it
+    /// share one copy of it.
+    #[inline(never)]
+    fn entries(&self) -> Vec<crate::lifecycle::EntryStatus> {
+        self.pod.status()
     }
 
     fn report(&self) -> crate::status::Report {
@@ -322,7 +329,7 @@ impl Supervisor {
         };
         crate::status::render(
             &about,
-            &pod.status(),
+            &self.entries(),
             &said,
             &crate::status::PodFacts {
                 phase: pod.phase(),
@@ -355,7 +362,7 @@ impl Supervisor {
         self.driver.control(&mut self.pod, &mut self.fx, request, Instant::now())?;
         Ok(match request {
             Control::Restart(e) | Control::Stop(e) | Control::Start(e) | Control::Signal(e, _) => {
-                let status = &self.pod.status()[e];
+                let status = &self.entries()[e];
                 format!("{}: {}", status.name, crate::status::state_name(status))
             }
             Control::Shutdown => "pod: terminating".into(),
@@ -613,7 +620,7 @@ impl Runtime {
         let tx = self.tx.clone();
         if probe.action.is_push() {
             let Some(said) = self.announcements.subscribe(entry, instance) else { return };
-            let task = tokio::task::spawn_local(async move {
+            let task = crate::runtime::task::spawn(async move {
                 tokio::time::sleep_until(not_before.into()).await;
                 let mut results = crate::probe::Results::new(probe.success_threshold);
                 let send = |ok: bool| {
@@ -631,7 +638,7 @@ impl Runtime {
             return;
         }
         let reaper = Rc::clone(&self.reaper);
-        let task = tokio::task::spawn_local(async move {
+        let task = crate::runtime::task::spawn(async move {
             tokio::time::sleep_until(not_before.into()).await;
             let mut results = crate::probe::Results::new(probe.success_threshold);
             loop {
@@ -672,7 +679,7 @@ impl Runtime {
         let Some(handler) = spec.hook(hook).cloned() else { return };
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
-        let task = tokio::task::spawn_local(async move {
+        let task = crate::runtime::task::spawn(async move {
             let which = hook.as_str();
             let run = async {
                 match &handler {
