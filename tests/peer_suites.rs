@@ -105,6 +105,11 @@ fn dumb_init() -> Option<Init> {
     peer("dumb-init", "dumb-init", &["--"], &[])
 }
 
+/// podinit, and each peer that is installed.
+fn all_three() -> Vec<Init> {
+    [Some(podinit()), tini(), dumb_init()].into_iter().flatten().collect()
+}
+
 impl Init {
     fn is_podinit(&self) -> bool {
         self.bin.is_none()
@@ -279,7 +284,7 @@ fn state(pid: i32) -> char {
 
 #[test]
 fn every_exit_status_0_to_255_passes_through() {
-    let inits: Vec<Init> = [Some(podinit()), tini(), dumb_init()].into_iter().flatten().collect();
+    let inits = all_three();
     let td = TestDir::new();
     for init in &inits {
         for code in 0..=255 {
@@ -292,7 +297,7 @@ fn every_exit_status_0_to_255_passes_through() {
 
 #[test]
 fn a_command_killed_by_a_signal_gives_128_plus_n() {
-    let inits: Vec<Init> = [Some(podinit()), tini(), dumb_init()].into_iter().flatten().collect();
+    let inits = all_three();
     let td = TestDir::new();
     for init in &inits {
         for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGKILL] {
@@ -311,7 +316,7 @@ fn a_command_killed_by_a_signal_gives_128_plus_n() {
 
 #[test]
 fn sigterm_sigusr1_sigusr2_end_a_command_with_default_handlers() {
-    let inits: Vec<Init> = [Some(podinit()), tini(), dumb_init()].into_iter().flatten().collect();
+    let inits = all_three();
     for init in &inits {
         for sig in [libc::SIGTERM, libc::SIGUSR1, libc::SIGUSR2] {
             let td = TestDir::new();
@@ -643,7 +648,7 @@ fn reaping_cmd(td: &TestDir) -> Vec<String> {
 
 #[test]
 fn orphans_are_adopted_and_reaped_as_pid1() {
-    let inits: Vec<Init> = [Some(podinit()), tini(), dumb_init()].into_iter().flatten().collect();
+    let inits = all_three();
     for init in &inits {
         let td = TestDir::new();
         let out = init.run(&td, true, &strs(&reaping_cmd(&td))).deadline(secs(20.0)).run();
@@ -777,7 +782,7 @@ fn the_catchable_signals_reach_the_command() {
 /// so only the first signal the command gets is compared.
 #[test]
 fn sigterm_and_sigint_reach_the_command_as_themselves() {
-    let inits: Vec<Init> = [Some(podinit()), tini(), dumb_init()].into_iter().flatten().collect();
+    let inits = all_three();
     let mut failures = Vec::new();
     for sig in [libc::SIGTERM, libc::SIGINT] {
         for init in &inits {
@@ -1002,7 +1007,7 @@ readlink /proc/$PPID/cwd > "@DIR@/cwd"; readlink /proc/$$/cwd >> "@DIR@/cwd""#;
 
 #[test]
 fn stdin_reaches_the_command() {
-    let inits: Vec<Init> = [Some(podinit()), tini(), dumb_init()].into_iter().flatten().collect();
+    let inits = all_three();
     for init in &inits {
         let td = TestDir::new();
         let out = init.run(&td, true, &["tac"]).stdin(b"1\n2\n3\n").deadline(secs(10.0)).run();
