@@ -41,7 +41,10 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Check { config, argv }) => {
             let config = config.or(cli.config);
-            match podinit::config::load(config.as_deref(), &LoadOptions { command: argv, is_root }) {
+            match podinit::config::load(
+                config.as_deref(),
+                &LoadOptions { command: argv, is_root, start_dir: None },
+            ) {
                 Ok(spec) => {
                     let name =
                         config.map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
@@ -80,7 +83,7 @@ fn main() -> ExitCode {
                 eprintln!("podinit: nothing to run: give --config FILE (or PODINIT_CONFIG), or a command after `--`\n\nUsage: podinit [--config FILE] [-- COMMAND [ARG...]]\n       podinit check --config FILE");
                 return ExitCode::from(USAGE as u8);
             }
-            let load_options = LoadOptions { command: cli.argv, is_root };
+            let load_options = LoadOptions { command: cli.argv, is_root, start_dir: None };
             let spec = match podinit::config::load(cli.config.as_deref(), &load_options) {
                 Ok(spec) => spec,
                 Err(e) => return config_error(&e),
@@ -111,7 +114,10 @@ fn socket_of(target: &Target, global_config: Option<&std::path::Path>) -> Result
     let config = target.config.as_deref().or(global_config);
     let from_config = match config {
         Some(path) => {
-            match podinit::config::load(Some(path), &LoadOptions { command: Vec::new(), is_root: true }) {
+            match podinit::config::load(
+                Some(path),
+                &LoadOptions { command: Vec::new(), is_root: true, start_dir: None },
+            ) {
                 Ok(spec) => spec.status_socket,
                 Err(e) => return Err(config_error(&e)),
             }

@@ -144,3 +144,36 @@ fn reload_of_a_plain_init_is_refused() {
     run.signal(libc::SIGTERM);
     let _ = run.wait();
 }
+
+/// podinit has left its start directory for `/` by the time of a reload, yet
+/// a relative `working_dir` still means the same directory: the reloaded
+/// config is valid, and the entry it changes starts there again.
+#[test]
+fn reload_takes_a_relative_working_dir_from_the_start_directory() {
+    let td = TestDir::new();
+    std::fs::create_dir(td.file("sub")).unwrap();
+    let side = |version: &str| {
+        format!(
+            "[pod]\ntermination_grace_period = \"3s\"\n\n{}{}",
+            entry(
+                "side",
+                "sidecar",
+                &format!("pwd >> \"@DIR@/side.cwd\"\n{}", versioned("side", version)),
+                "working_dir = \"sub\""
+            ),
+            entry("app", "main", &versioned("app", "v1"), "")
+        )
+    };
+    let path = td.config(&side("v1"));
+    let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
+    run.wait_for_record("start app v1", secs(10.0));
+    td.config(&side("v2"));
+    let (code, out, err) = client(&td, &["reload"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    run.wait_for_record("start side v2", secs(10.0));
+    run.signal(libc::SIGTERM);
+    run.wait().assert_code(0);
+    let sub = td.file("sub").canonicalize().unwrap();
+    let cwds = std::fs::read_to_string(td.file("side.cwd")).unwrap();
+    assert_eq!(cwds.lines().collect::<Vec<_>>(), [sub.to_str().unwrap(); 2], "v1, then v2");
+}

@@ -40,7 +40,7 @@ pub fn check_bytes(data: &[u8]) {
 pub fn check_text(text: &str, is_root: bool) {
     check_locate(text);
     let source = Source { path: Some(FILE.into()), text: text.to_owned() };
-    let opts = LoadOptions { command: vec![], is_root };
+    let opts = LoadOptions { command: vec![], is_root, start_dir: None };
     match from_source(&source, &opts) {
         Ok(spec) => check_spec(&spec, is_root),
         Err(e) => check_error(text, &e),

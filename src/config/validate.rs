@@ -74,6 +74,10 @@ pub struct LoadOptions {
     pub command: Vec<OsString>,
     /// Whether podinit runs as root (decides if `user` is allowed).
     pub is_root: bool,
+    /// The directory a relative `working_dir` is taken from: podinit's start
+    /// directory, once podinit has left it for `/` (a `podinit reload`);
+    /// `None`: the current directory.
+    pub start_dir: Option<PathBuf>,
 }
 
 /// Reads and validates the config file at `path` (if any) plus the command line.
@@ -430,7 +434,9 @@ impl Validator<'_> {
         let working_dir = p.working_dir.and_then(|w| {
             let at = w.span().start;
             let dir = PathBuf::from(w.into_inner());
-            if dir.is_dir() {
+            let seen_from =
+                self.opts.start_dir.as_ref().map_or_else(|| dir.clone(), |start| start.join(&dir));
+            if seen_from.is_dir() {
                 Some(dir)
             } else {
                 self.at(at, format!("working_dir {:?} is not a directory", dir.display().to_string()));
@@ -900,7 +906,7 @@ mod tests {
 
     fn check(text: &str) -> Result<PodSpec, ConfigError> {
         let source = Source { path: Some("pod.toml".into()), text: text.into() };
-        from_source(&source, &LoadOptions { command: vec![], is_root: true })
+        from_source(&source, &LoadOptions { command: vec![], is_root: true, start_dir: None })
     }
 
     fn first_error(text: &str) -> String {
@@ -1027,7 +1033,8 @@ command = ["/app/server"]
             path: Some("p.toml".into()),
             text: "[[process]]\nname=\"a\"\ncommand=\"x\"\nuser=\"0\"\n".into(),
         };
-        let e = from_source(&source, &LoadOptions { command: vec![], is_root: false }).unwrap_err();
+        let e = from_source(&source, &LoadOptions { command: vec![], is_root: false, start_dir: None })
+            .unwrap_err();
         assert!(
             e.to_string().contains("p.toml:4:6: process[1].user: `user` needs podinit to run as root"),
             "{e}"
@@ -1053,8 +1060,11 @@ command = ["/app/server"]
     #[test]
     fn command_line_adds_a_main() {
         let source = Source::default();
-        let spec =
-            from_source(&source, &LoadOptions { command: vec!["true".into()], is_root: false }).unwrap();
+        let spec = from_source(
+            &source,
+            &LoadOptions { command: vec!["true".into()], is_root: false, start_dir: None },
+        )
+        .unwrap();
         assert_eq!(spec.entries[0].name, "main");
         assert_eq!(spec.entries[0].argv.iter().collect::<Vec<_>>(), ["true"]);
         let e = from_source(&Source::default(), &LoadOptions::default()).unwrap_err();

@@ -62,6 +62,12 @@ impl Stdio3 {
 /// for `/` ([`leave_start_dir`]).
 static START_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
+/// podinit's start directory once it has left it for `/` (and noted it,
+/// [`leave_start_dir`]); `None` while it is still there.
+pub fn start_dir() -> Option<&'static std::path::Path> {
+    START_DIR.get().map(std::path::PathBuf::as_path)
+}
+
 /// Moves podinit itself to `/`, so that it no longer keeps the directory it
 /// was started in busy (a mount there could not be unmounted while podinit
 /// runs), as dumb-init does once it has started its child. With

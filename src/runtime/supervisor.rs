@@ -377,7 +377,13 @@ impl Supervisor {
                 "podinit runs without a config file (a plain init): there is nothing to reload".into()
             );
         };
-        let spec = crate::config::load(Some(&path), &self.load_options).map_err(|e| {
+        // A relative working_dir is taken from the start directory, which
+        // podinit has left.
+        let options = crate::config::LoadOptions {
+            start_dir: crate::runtime::spawn::start_dir().map(std::path::Path::to_path_buf),
+            ..self.load_options.clone()
+        };
+        let spec = crate::config::load(Some(&path), &options).map_err(|e| {
             let lines: Vec<String> = e.0.iter().map(|i| format!("config error: {i}")).collect();
             format!("{} is not valid; nothing changed:\n{}", path.display(), lines.join("\n"))
         })?;
