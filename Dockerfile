@@ -18,6 +18,11 @@
 #     ENTRYPOINT ["/podinit", "--"]
 #     CMD ["/app/server"]
 
+# The builder's base image (the registry route below). Declared before the
+# first FROM: an ARG after a FROM belongs to that stage alone, and a later
+# `FROM ${RUST_IMAGE}` would see it blank.
+ARG RUST_IMAGE=rust:1-alpine
+
 # The image from a binary built on the host. First in the file, so that even
 # Docker's legacy builder, which builds every stage up to the one asked for,
 # needs no registry for `--target local`. BINARY must name the binary: its
@@ -27,7 +32,6 @@ ARG BINARY=Dockerfile
 COPY ${BINARY} /podinit
 ENTRYPOINT ["/podinit", "--"]
 
-ARG RUST_IMAGE=rust:1-alpine
 FROM ${RUST_IMAGE} AS build
 # On Alpine the host target is *-unknown-linux-musl, which links statically by
 # default, so this builds a static binary for the builder's own architecture.
