@@ -1,4 +1,4 @@
-//! The command line (README, "Command line"). Every operational flag has a `PODINIT_*`
+//! The command line (docs/reference.md, "Command line"). Every operational flag has a `PODINIT_*`
 //! environment twin, friendly to Dockerfiles.
 
 use std::ffi::OsString;

@@ -705,7 +705,7 @@ fn busy(head: &str) -> Option<&str> {
 
 /// The client: asks the podinit at `socket` (or the first default path that
 /// answers) and prints its report. Returns 0 when the pod is ready, 1 when not,
-/// 2 when no podinit answers or it is busy (README, "Command line";
+/// 2 when no podinit answers or it is busy (docs/reference.md, "Command line";
 /// docs/control.md).
 pub fn client(socket: Option<PathBuf>, json: bool) -> i32 {
     let candidates = match socket {

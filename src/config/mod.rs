@@ -9,7 +9,7 @@
 //! - `envfile`, `users`: `env_file` and `user` lookups;
 //! - `plan`: the start plan that `podinit check` prints.
 //!
-//! README, "Configuration", documents the keys.
+//! docs/reference.md, "Configuration", documents the keys.
 
 pub mod envfile;
 pub mod locate;

@@ -100,7 +100,7 @@ named_enum! {
 }
 
 named_enum! {
-    /// Output mode of an entry (README, "Output").
+    /// Output mode of an entry (docs/reference.md, "Output").
     pub enum LogMode {
         Prefixed = "prefixed",
         Raw = "raw",
@@ -323,7 +323,7 @@ impl EntrySpec {
         }
     }
 
-    /// An entry with every optional field at its documented default (README, "Configuration"): no probes or
+    /// An entry with every optional field at its documented default (docs/reference.md, "Configuration"): no probes or
     /// hooks, SIGTERM, `hold_until = "ready"`, the environment of podinit.
     pub fn new(name: &str, role: Role, argv: Argv<OsString>, log: LogMode) -> EntrySpec {
         EntrySpec {

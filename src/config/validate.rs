@@ -1,6 +1,6 @@
 //! Validation: the TOML shapes of `raw.rs` into the model of `model.rs`.
 //!
-//! Every rule that a TOML schema cannot say lives here (README, "Configuration"): names are DNS
+//! Every rule that a TOML schema cannot say lives here (docs/reference.md, "Configuration"): names are DNS
 //! labels and unique, probes only on sidecars and mains (KEP-753), a
 //! `success_threshold` of 1 on liveness and startup probes (as the Kubernetes API
 //! validation), non-empty commands, `user` only when podinit is root, exactly one
@@ -84,7 +84,7 @@ pub struct LoadOptions {
 ///
 /// # Errors
 /// A [`ConfigError`] listing every problem: unreadable file, TOML syntax, unknown
-/// key, bad value, or a broken rule (README, "Configuration").
+/// key, bad value, or a broken rule (docs/reference.md, "Configuration").
 pub fn load(path: Option<&Path>, opts: &LoadOptions) -> Result<PodSpec, ConfigError> {
     let source = match path {
         Some(p) => Source { path: Some(p.to_owned()), text: read_config(p)? },

@@ -1,4 +1,4 @@
-//! Restart backoff of one entry (README, "Lifecycle in short"; after the kubelet's crash-loop
+//! Restart backoff of one entry (docs/reference.md, "Lifecycle in short"; after the kubelet's crash-loop
 //! backoff, kubernetes.io "Pod Lifecycle", "Container restarts"): the first restart is immediate, each further one waits
 //! `initial`, doubling up to `max`, counted from the exit; the count starts over
 //! once an instance has run `reset_after` without exiting. Pure: no clock.

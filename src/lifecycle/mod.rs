@@ -1,6 +1,6 @@
 //! The pod lifecycle as a pure state machine: events in, actions and notes out.
 //!
-//! Every lifecycle rule (README, "Lifecycle in short": start sequence, restarts and
+//! Every lifecycle rule (docs/reference.md, "Lifecycle in short": start sequence, restarts and
 //! backoff, what probes do, completion, termination order and budget, exit
 //! status) is decided here and nowhere else. The module does no I/O at all: it
 //! touches no process, socket or clock (the current time is an argument) and
@@ -551,7 +551,7 @@ impl Pod {
         self.phase
     }
 
-    /// Begins the start sequence (README, "Lifecycle in short").
+    /// Begins the start sequence (docs/reference.md, "Lifecycle in short").
     pub fn start(&mut self, now: Instant) -> Vec<Action> {
         if let Some(d) = self.spec.active_deadline {
             self.deadline_at = Some(now + d);

@@ -1,4 +1,4 @@
-//! Copies each entry's stdout and stderr to podinit's own (README, "Output").
+//! Copies each entry's stdout and stderr to podinit's own (docs/reference.md, "Output").
 //!
 //! podinit's descriptors 1 and 2 each have a lane: a thread running a small
 //! current-thread runtime of its own, with one pump task per child pipe. A pump

@@ -3,7 +3,7 @@
 //!
 //! It decides nothing (that is `lifecycle/`); it owns every side effect:
 //! spawning, signalling process groups, probe and hook tasks, timers, output
-//! pumps, and the final clean-up (README, "Lifecycle in short"): kill and reap every leftover
+//! pumps, and the final clean-up (docs/reference.md, "Lifecycle in short"): kill and reap every leftover
 //! descendant, then let the output drain, bounded in time so that podinit never
 //! hangs on a pipe that a stray process still holds.
 //!
