@@ -230,9 +230,12 @@ impl Supervisor {
                 if self.driver.exit().is_some() {
                     continue;
                 }
-                // Let the runtime poll its descriptors and timers (and reset
-                // its cooperative budget) before the next one.
-                tokio::task::yield_now().await;
+                // With more queued, let the runtime poll its descriptors and
+                // timers (and reset its cooperative budget) before the next
+                // one; with none, the select below waits anyway.
+                if self.driver.is_busy() {
+                    tokio::task::yield_now().await;
+                }
             }
             let next_timer = self.fx.timers.next();
             let busy = self.driver.is_busy();
