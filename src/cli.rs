@@ -15,6 +15,15 @@ pub struct Cli {
     #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Which workload of a multi-document Kubernetes manifest is the pod.
+    #[arg(long, env = "PODINIT_POD", value_name = "NAME")]
+    pub pod: Option<String>,
+
+    /// A command for an entry of an imported file that has none of its own
+    /// (run by /bin/sh -c); repeatable.
+    #[arg(long = "command", value_name = "NAME=CMD", value_parser = name_and_command)]
+    pub commands: Vec<(String, String)>,
+
     /// Format of podinit's own messages on stderr.
     #[arg(long, env = "PODINIT_LOG_FORMAT", value_enum, default_value_t = crate::output::log::LogFormat::Text)]
     pub log_format: crate::output::log::LogFormat,
@@ -42,7 +51,7 @@ impl Cli {
     pub fn from_env() -> Cli {
         let args: Vec<OsString> = std::env::args_os().collect();
         let unset = |name: &str| std::env::var_os(name).is_none();
-        if unset("PODINIT_CONFIG") && unset("PODINIT_LOG_FORMAT") {
+        if unset("PODINIT_CONFIG") && unset("PODINIT_LOG_FORMAT") && unset("PODINIT_POD") {
             if let Some(cli) = Cli::plain_init(&args) {
                 return cli;
             }
@@ -56,6 +65,8 @@ impl Cli {
         match args {
             [_, dashes, command @ ..] if dashes == "--" && !command.is_empty() => Some(Cli {
                 config: None,
+                pod: None,
+                commands: Vec::new(),
                 log_format: crate::output::log::LogFormat::Text,
                 command: None,
                 argv: command.to_vec(),
@@ -86,14 +97,49 @@ GET /livez (200 while podinit runs), /readyz (200 ready, 503 not),
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Validate the configuration and print the start plan.
+    /// Validate the configuration and print the start plan (and, for another
+    /// tool's file, what podinit ignores in it).
     Check {
-        /// The pod's configuration file (TOML).
+        /// The pod's configuration file: podinit.toml, or a Kubernetes
+        /// manifest, Compose file, supervisord.conf, Procfile or
+        /// process-compose.yaml (docs/import.md).
         #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
         config: Option<PathBuf>,
+        /// Which workload of a multi-document Kubernetes manifest is the pod.
+        #[arg(long, env = "PODINIT_POD", value_name = "NAME")]
+        pod: Option<String>,
+        /// A command for an entry that has none of its own; repeatable.
+        #[arg(long = "command", value_name = "NAME=CMD", value_parser = name_and_command)]
+        commands: Vec<(String, String)>,
         /// A command that would be added as a main named "main".
         #[arg(last = true, value_name = "COMMAND", value_parser = clap::value_parser!(OsString))]
         argv: Vec<OsString>,
+    },
+    /// Write another tool's file as a podinit.toml on stdout, with a comment
+    /// at each decision; on stderr, a report of what was dropped or
+    /// approximated (docs/import.md). Exits 0, or 2 for a file that cannot
+    /// be read.
+    #[cfg(feature = "import")]
+    Import {
+        /// The file: a Kubernetes manifest, docker-compose.yml, supervisord.conf,
+        /// Procfile or process-compose.yaml.
+        file: PathBuf,
+        /// Its format, when its content and name do not tell.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        from: Option<crate::import::Format>,
+        /// An entry that is a main (the others become sidecars); repeatable.
+        #[arg(long = "main", value_name = "NAME")]
+        mains: Vec<String>,
+        /// A command for an entry that has none of its own (run by
+        /// /bin/sh -c); repeatable.
+        #[arg(long = "command", value_name = "NAME=CMD", value_parser = name_and_command)]
+        commands: Vec<(String, String)>,
+        /// Which workload of a multi-document Kubernetes manifest is the pod.
+        #[arg(long, env = "PODINIT_POD", value_name = "NAME")]
+        pod: Option<String>,
+        /// A Compose profile to activate; repeatable.
+        #[arg(long = "profile", value_name = "NAME")]
+        profiles: Vec<String>,
     },
     /// Print the JSON Schema of the configuration file, for TOML editors
     /// (taplo, Even Better TOML: `#:schema` at the top of podinit.toml).
@@ -166,6 +212,14 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+}
+
+/// `NAME=CMD` of `--command`.
+fn name_and_command(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, cmd)) if !name.is_empty() && !cmd.trim().is_empty() => Ok((name.to_owned(), cmd.to_owned())),
+        _ => Err("expected NAME=COMMAND, e.g. web='nginx -g \"daemon off;\"'".into()),
+    }
 }
 
 /// Which running podinit to ask.

@@ -4,7 +4,10 @@
 //! The crate is layered; each layer uses only the ones above it in this list:
 //!
 //! 1. `config`: the TOML file into the validated model of the pod (`PodSpec`).
-//!    It reads files but starts nothing.
+//!    It reads files but starts nothing. `import` beside it reads other
+//!    tools' files (a Kubernetes manifest, Compose, supervisord, Procfile,
+//!    process-compose) into the same TOML, which `config` then validates; a
+//!    manifest given as the config file goes through it.
 //! 2. `lifecycle`: the pure state machine of the pod (events in, actions and
 //!    messages out, the time passed in). It imports nothing but `config`: no
 //!    I/O, no clock, no logging.
@@ -34,6 +37,8 @@ pub mod cli;
 pub mod config;
 pub mod connections;
 pub mod http;
+#[cfg(feature = "import")]
+pub mod import;
 pub mod lifecycle;
 pub mod metrics;
 pub mod output;

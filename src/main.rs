@@ -39,20 +39,40 @@ fn main() -> ExitCode {
     podinit::output::log::init(cli.log_format, default_level);
     let is_root = nix::unistd::geteuid().is_root();
     match cli.command {
-        Some(Command::Check { config, argv }) => {
+        Some(Command::Check { config, pod, commands, argv }) => {
             let config = config.or(cli.config);
-            match podinit::config::load(
-                config.as_deref(),
-                &LoadOptions { command: argv, is_root, start_dir: None },
-            ) {
+            let options = LoadOptions {
+                command: argv,
+                is_root,
+                start_dir: None,
+                pod: pod.or(cli.pod),
+                commands: [commands, cli.commands].concat(),
+            };
+            match podinit::config::load(config.as_deref(), &options) {
                 Ok(spec) => {
                     let name =
-                        config.map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
+                        config.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
                     print!("{name}: valid\n{}", podinit::config::plan::render(&spec));
+                    #[cfg(feature = "import")]
+                    if let Some(path) = &config {
+                        print!("{}", imported_notes(path, &options));
+                    }
                     ExitCode::SUCCESS
                 }
                 Err(e) => config_error(&e),
             }
+        }
+        #[cfg(feature = "import")]
+        Some(Command::Import { file, from, mains, commands, pod, profiles }) => {
+            let opts = podinit::import::ImportOptions {
+                from,
+                mains,
+                commands: [commands, cli.commands].concat(),
+                pod: pod.or(cli.pod),
+                profiles,
+                for_run: false,
+            };
+            import(&file, &opts, is_root)
         }
         Some(Command::Schema) => {
             print!("{}", podinit::config::SCHEMA);
@@ -83,7 +103,8 @@ fn main() -> ExitCode {
                 eprintln!("podinit: nothing to run: give --config FILE (or PODINIT_CONFIG), or a command after `--`\n\nUsage: podinit [--config FILE] [-- COMMAND [ARG...]]\n       podinit check --config FILE");
                 return ExitCode::from(USAGE as u8);
             }
-            let load_options = LoadOptions { command: cli.argv, is_root, start_dir: None };
+            let load_options =
+                LoadOptions { command: cli.argv, is_root, start_dir: None, pod: cli.pod, commands: cli.commands };
             let spec = match podinit::config::load(cli.config.as_deref(), &load_options) {
                 Ok(spec) => spec,
                 Err(e) => return config_error(&e),
@@ -116,7 +137,7 @@ fn socket_of(target: &Target, global_config: Option<&std::path::Path>) -> Result
         Some(path) => {
             match podinit::config::load(
                 Some(path),
-                &LoadOptions { command: Vec::new(), is_root: true, start_dir: None },
+                &LoadOptions { command: Vec::new(), is_root: true, start_dir: None, ..Default::default() },
             ) {
                 Ok(spec) => spec.status_socket,
                 Err(e) => return Err(config_error(&e)),
@@ -146,6 +167,73 @@ fn ask(target: &Target, global_config: Option<&std::path::Path>, verb: Verb) -> 
         Ok(socket) => exit_code(podinit::status::control_client(socket, &verb)),
         Err(code) => code,
     }
+}
+
+/// What `podinit check` adds for another tool's file: the fields it ignores
+/// or approximates, one per line (nothing for podinit's own TOML).
+#[cfg(feature = "import")]
+fn imported_notes(path: &std::path::Path, options: &LoadOptions) -> String {
+    let Ok(text) = podinit::config::validate::read_text(path) else { return String::new() };
+    let format = podinit::import::detect(path, &text);
+    if format == podinit::import::Format::Toml {
+        return String::new();
+    }
+    let opts = podinit::import::ImportOptions {
+        pod: options.pod.clone(),
+        commands: options.commands.clone(),
+        for_run: true,
+        ..Default::default()
+    };
+    match podinit::import::import(format, path, &text, &opts) {
+        Ok(imported) if !imported.notes.is_empty() => {
+            let mut out = format!("read as {}; not carried over or changed:\n", format.name());
+            for note in &imported.notes {
+                out.push_str(&format!("  {note}\n"));
+            }
+            out
+        }
+        _ => String::new(),
+    }
+}
+
+/// `podinit import`: the TOML on stdout, the report on stderr; then what
+/// `podinit check` says of the TOML on this machine, as a warning (the file
+/// is meant for the image, whose users and directories may differ).
+#[cfg(feature = "import")]
+fn import(file: &std::path::Path, opts: &podinit::import::ImportOptions, is_root: bool) -> ExitCode {
+    let text = match podinit::config::validate::read_text(file) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("podinit import: {}: cannot read: {e}", file.display());
+            return ExitCode::from(USAGE as u8);
+        }
+    };
+    let format = opts.from.unwrap_or_else(|| podinit::import::detect(file, &text));
+    let imported = match podinit::import::import(format, file, &text, opts) {
+        Ok(imported) => imported,
+        Err(e) => {
+            for issue in &e.0 {
+                eprintln!("podinit import: error: {issue}");
+            }
+            return ExitCode::from(USAGE as u8);
+        }
+    };
+    print!("{}", imported.toml);
+    for note in &imported.notes {
+        eprintln!("podinit import: {note}");
+    }
+    let source = podinit::config::Source {
+        path: Some(file.to_owned()),
+        text: imported.toml,
+        origin: Some(imported.origin),
+    };
+    if let Err(e) = podinit::config::from_source(&source, &LoadOptions { is_root, ..Default::default() }) {
+        eprintln!("podinit import: warning: `podinit check` of this TOML fails on this machine:");
+        for issue in &e.0 {
+            eprintln!("podinit import: warning: {issue}");
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn exit_code(status: i32) -> ExitCode {

@@ -131,6 +131,28 @@ fn keys_on_line(text: &str) -> Vec<String> {
     stack
 }
 
+/// Where the lines of a TOML text that podinit wrote itself came from: an
+/// imported file (a Kubernetes manifest read as the config). Errors in the
+/// TOML are reported at the original file's place and key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// The original file, as named on the command line.
+    pub file: String,
+    /// Byte ranges of the TOML text and the places they were written from.
+    pub spans: Vec<(std::ops::Range<usize>, Place)>,
+}
+
+impl Origin {
+    /// The original place of TOML byte `offset`: that of the narrowest range
+    /// holding it, else of the nearest range before it.
+    pub fn place(&self, offset: usize) -> Option<&Place> {
+        let holding = self.spans.iter().filter(|(r, _)| r.contains(&offset)).min_by_key(|(r, _)| r.len());
+        holding
+            .or_else(|| self.spans.iter().filter(|(r, _)| r.start <= offset).max_by_key(|(r, _)| r.start))
+            .map(|(_, p)| p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

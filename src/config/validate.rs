@@ -38,6 +38,9 @@ pub struct Source {
     /// The config file as named on the command line; `None` for a plain init.
     pub path: Option<PathBuf>,
     pub text: String,
+    /// Set when `text` is TOML that podinit wrote from another format (a
+    /// Kubernetes manifest): errors are placed in that file.
+    pub origin: Option<super::locate::Origin>,
 }
 
 /// One problem in the configuration, with its place.
@@ -78,6 +81,12 @@ pub struct LoadOptions {
     /// directory, once podinit has left it for `/` (a `podinit reload`);
     /// `None`: the current directory.
     pub start_dir: Option<PathBuf>,
+    /// Which workload of a multi-document Kubernetes manifest is the pod
+    /// (`--pod`, `PODINIT_POD`).
+    pub pod: Option<String>,
+    /// Commands for entries of an imported file that have none
+    /// (`--command NAME=CMD`, run by `/bin/sh -c`).
+    pub commands: Vec<(String, String)>,
 }
 
 /// Reads and validates the config file at `path` (if any) plus the command line.
@@ -87,10 +96,38 @@ pub struct LoadOptions {
 /// key, bad value, or a broken rule (docs/reference.md, "Configuration").
 pub fn load(path: Option<&Path>, opts: &LoadOptions) -> Result<PodSpec, ConfigError> {
     let source = match path {
-        Some(p) => Source { path: Some(p.to_owned()), text: read_config(p)? },
+        Some(p) => read_source(p, opts)?,
         None => Source::default(),
     };
     from_source(&source, opts)
+}
+
+/// The config file at `path` as podinit TOML: the file itself, or, for
+/// another tool's file (a Kubernetes manifest, Compose, supervisord,
+/// Procfile, process-compose: recognised by content, docs/import.md), the
+/// TOML that `podinit import` would write for it, with its places.
+///
+/// # Errors
+/// A [`ConfigError`]: the file cannot be read, or cannot be imported.
+pub fn read_source(path: &Path, opts: &LoadOptions) -> Result<Source, ConfigError> {
+    let text = read_config(path)?;
+    #[cfg(feature = "import")]
+    {
+        let format = crate::import::detect(path, &text);
+        if format != crate::import::Format::Toml {
+            let import = crate::import::ImportOptions {
+                pod: opts.pod.clone(),
+                commands: opts.commands.clone(),
+                for_run: true,
+                ..Default::default()
+            };
+            let imported = crate::import::import(format, path, &text, &import)?;
+            return Ok(Source { path: Some(path.to_owned()), text: imported.toml, origin: Some(imported.origin) });
+        }
+    }
+    #[cfg(not(feature = "import"))]
+    let _ = opts;
+    Ok(Source { path: Some(path.to_owned()), text, origin: None })
 }
 
 /// Largest config file read (bytes); a larger one (or an endless one such as
@@ -177,9 +214,12 @@ fn read_config(path: &Path) -> Result<String, ConfigError> {
 /// # Errors
 /// As [`load`].
 pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, ConfigError> {
-    let file = source.path.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
+    let file = match &source.origin {
+        Some(o) => o.file.clone(),
+        None => source.path.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string()),
+    };
     let dir = source.path.as_deref().and_then(Path::parent).filter(|d| !d.as_os_str().is_empty());
-    let mut v = Validator { src: &source.text, dir, file, issues: Vec::new(), opts };
+    let mut v = Validator { src: &source.text, origin: source.origin.as_ref(), dir, file, issues: Vec::new(), opts };
     let raw: RawConfig = match toml::from_str(&source.text) {
         Ok(raw) => raw,
         Err(e) => {
@@ -199,6 +239,7 @@ pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, Confi
 
 struct Validator<'a> {
     src: &'a str,
+    origin: Option<&'a super::locate::Origin>,
     /// The config file's directory, for relative `env_file` paths.
     dir: Option<&'a Path>,
     file: String,
@@ -208,7 +249,7 @@ struct Validator<'a> {
 
 impl Validator<'_> {
     fn at(&mut self, offset: usize, message: String) {
-        let place = locate(self.src, offset);
+        let place = self.place(offset);
         self.issues.push(ConfigIssue {
             file: self.file.clone(),
             line: place.line,
@@ -216,6 +257,14 @@ impl Validator<'_> {
             key: place.key,
             message,
         });
+    }
+
+    /// The place of TOML byte `offset`, in the file the user wrote.
+    fn place(&self, offset: usize) -> super::locate::Place {
+        match self.origin.and_then(|o| o.place(offset)) {
+            Some(p) => p.clone(),
+            None => locate(self.src, offset),
+        }
     }
 
     fn nowhere(&mut self, message: String) {
@@ -252,7 +301,7 @@ impl Validator<'_> {
             let start = p.span().start;
             if let Some(e) = self.entry(p.into_inner(), start, log) {
                 if let Some(&first) = seen.get(&e.name) {
-                    let line = locate(self.src, first).line;
+                    let line = self.place(first).line;
                     let at = self.name_offset(start);
                     self.at(at, format!("duplicate name {:?} (first used on line {line})", e.name));
                 } else {
@@ -905,8 +954,8 @@ mod tests {
     use super::*;
 
     fn check(text: &str) -> Result<PodSpec, ConfigError> {
-        let source = Source { path: Some("pod.toml".into()), text: text.into() };
-        from_source(&source, &LoadOptions { command: vec![], is_root: true, start_dir: None })
+        let source = Source { path: Some("pod.toml".into()), text: text.into(), origin: None };
+        from_source(&source, &LoadOptions { command: vec![], is_root: true, start_dir: None, ..Default::default() })
     }
 
     fn first_error(text: &str) -> String {
@@ -1032,8 +1081,9 @@ command = ["/app/server"]
         let source = Source {
             path: Some("p.toml".into()),
             text: "[[process]]\nname=\"a\"\ncommand=\"x\"\nuser=\"0\"\n".into(),
+            origin: None,
         };
-        let e = from_source(&source, &LoadOptions { command: vec![], is_root: false, start_dir: None })
+        let e = from_source(&source, &LoadOptions { command: vec![], is_root: false, start_dir: None, ..Default::default() })
             .unwrap_err();
         assert!(
             e.to_string().contains("p.toml:4:6: process[1].user: `user` needs podinit to run as root"),
@@ -1062,7 +1112,7 @@ command = ["/app/server"]
         let source = Source::default();
         let spec = from_source(
             &source,
-            &LoadOptions { command: vec!["true".into()], is_root: false, start_dir: None },
+            &LoadOptions { command: vec!["true".into()], is_root: false, start_dir: None, ..Default::default() },
         )
         .unwrap();
         assert_eq!(spec.entries[0].name, "main");

@@ -1,0 +1,244 @@
+//! Other tools' files as podinit pods (docs/import.md, docs/kubernetes.md).
+//!
+//! Every format is read into one [`draft::Draft`], the podinit.toml it means,
+//! and that TOML goes through the same validator as a file written by hand:
+//! one model, the same rules and messages. `podinit import` prints the TOML
+//! with its comments and reports on stderr what was dropped or approximated;
+//! `podinit --config pod.yaml` runs a Kubernetes manifest through the very
+//! same reading, with errors placed in the manifest ([`crate::config::locate::Origin`]).
+//!
+//! - `yaml`: YAML documents as a tree of nodes that know their place;
+//! - `draft`: the TOML being written, and where each line came from;
+//! - one module per format, each holding its mapping table in one place.
+//!
+//! The layer reads files but starts nothing.
+
+pub mod draft;
+pub mod kubernetes;
+pub mod yaml;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::config::locate::Place;
+use crate::config::{ConfigError, ConfigIssue};
+
+/// A file format podinit reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// podinit's own podinit.toml.
+    Toml,
+    /// A Kubernetes manifest (YAML or JSON): a Pod or a workload's pod template.
+    Kubernetes,
+    /// A Compose file (the Compose Specification).
+    Compose,
+    /// A supervisord.conf.
+    Supervisord,
+    /// A Procfile (foreman, honcho, overmind, Heroku).
+    Procfile,
+    /// A process-compose.yaml.
+    ProcessCompose,
+}
+
+impl Format {
+    /// The name used on the command line and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Toml => "toml",
+            Format::Kubernetes => "kubernetes",
+            Format::Compose => "compose",
+            Format::Supervisord => "supervisord",
+            Format::Procfile => "procfile",
+            Format::ProcessCompose => "process-compose",
+        }
+    }
+}
+
+/// The format of the file at `path` with this `text`: by its content first
+/// (`apiVersion` and `kind` make a Kubernetes manifest, `services` a Compose
+/// file, `processes` a process-compose file, `[program:x]` a
+/// supervisord.conf), then by its name (`Procfile*`, `*.toml`). TOML when
+/// nothing else fits.
+pub fn detect(path: &Path, text: &str) -> Format {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
+    if name.ends_with(".toml") {
+        return Format::Toml;
+    }
+    let top_keys: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with([' ', '\t', '#', '-']) && !l.trim().is_empty())
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim().trim_matches('"')))
+        .collect();
+    let json_key = |k: &str| text.trim_start().starts_with('{') && text.contains(&format!("\"{k}\""));
+    let has = |k: &str| top_keys.contains(&k) || json_key(k);
+    if has("apiVersion") && has("kind") {
+        return Format::Kubernetes;
+    }
+    let ini = text.lines().any(|l| {
+        let t = l.trim();
+        t.starts_with("[program:") || t == "[supervisord]" || t == "[include]" || t.starts_with("[group:")
+    });
+    if ini || name.ends_with(".conf") || name.ends_with(".ini") {
+        return Format::Supervisord;
+    }
+    if name.starts_with("procfile") {
+        return Format::Procfile;
+    }
+    if has("processes") || name.starts_with("process-compose") {
+        return Format::ProcessCompose;
+    }
+    if has("services") || name.contains("compose") {
+        return Format::Compose;
+    }
+    Format::Toml
+}
+
+/// What the command line adds to an import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// The format, when the user names it (`--from`).
+    pub from: Option<Format>,
+    /// Entries that are the mains (`--main`); the others become sidecars.
+    pub mains: Vec<String>,
+    /// Commands for entries that have none of their own (`--command NAME=CMD`;
+    /// CMD is run by `/bin/sh -c`).
+    pub commands: Vec<(String, String)>,
+    /// Which workload of a multi-document manifest (`--pod`, `PODINIT_POD`).
+    pub pod: Option<String>,
+    /// Compose profiles to activate (`--profile`).
+    pub profiles: Vec<String>,
+    /// The TOML is the config podinit runs (not printed for a person): an
+    /// entry without a command is an error rather than a commented-out table.
+    pub for_run: bool,
+}
+
+/// What kind of thing a [`Note`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoteKind {
+    /// Read, and deliberately without effect in one container (an image, a
+    /// volume, a node selector): the reason is given.
+    Ignored,
+    /// Not carried over: podinit has no such thing.
+    Dropped,
+    /// Carried over as the closest thing podinit has; the note says how it
+    /// differs.
+    Approximated,
+    /// A choice the importer made that a reader would want to know.
+    Decision,
+}
+
+impl NoteKind {
+    fn word(self) -> &'static str {
+        match self {
+            NoteKind::Ignored => "ignored",
+            NoteKind::Dropped => "dropped",
+            NoteKind::Approximated => "approximated",
+            NoteKind::Decision => "note",
+        }
+    }
+}
+
+/// One line of an import's report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub kind: NoteKind,
+    pub file: String,
+    pub at: Option<Place>,
+    pub text: String,
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.at {
+            Some(p) if p.key.is_empty() => write!(f, "{}:{}:{}: ", self.file, p.line, p.col)?,
+            Some(p) => write!(f, "{}:{}:{}: {}: ", self.file, p.line, p.col, p.key)?,
+            None => write!(f, "{}: ", self.file)?,
+        }
+        write!(f, "{}: {}", self.kind.word(), self.text)
+    }
+}
+
+/// What one importer is given, and what it reports.
+pub struct Ctx<'a> {
+    /// The file as named on the command line, for messages.
+    pub file: String,
+    /// The file's directory (for `.env`, `env_file`, `[include]`).
+    pub dir: PathBuf,
+    pub opts: &'a ImportOptions,
+    pub notes: Vec<Note>,
+    pub errors: Vec<ConfigIssue>,
+}
+
+impl Ctx<'_> {
+    /// Records an error at `at` (the import fails, nothing starts).
+    pub fn error(&mut self, at: Option<&Place>, message: impl Into<String>) {
+        let (line, col, key) = at.map_or((0, 0, String::new()), |p| (p.line, p.col, p.key.clone()));
+        self.errors.push(ConfigIssue { file: self.file.clone(), line, col, key, message: message.into() });
+    }
+
+    /// Records a note for the report.
+    pub fn note(&mut self, kind: NoteKind, at: Option<&Place>, text: impl Into<String>) {
+        self.notes.push(Note { kind, file: self.file.clone(), at: at.cloned(), text: text.into() });
+    }
+
+    /// The command `--command NAME=CMD` gives `name`, if any.
+    pub fn command_for(&self, name: &str) -> Option<&str> {
+        self.opts.commands.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_str())
+    }
+}
+
+/// A file read as a podinit.toml.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub format: Format,
+    /// The podinit.toml, with comments.
+    pub toml: String,
+    /// Where each part of `toml` came from.
+    pub origin: crate::config::locate::Origin,
+    /// What was ignored, dropped, approximated or decided.
+    pub notes: Vec<Note>,
+}
+
+/// Reads `text` (the file at `path`) as `format` into a podinit.toml.
+///
+/// # Errors
+/// Every error found, each with file:line:col and key: bad syntax, a key the
+/// format does not have, a value of the wrong type, a field podinit refuses,
+/// and (when `opts.for_run`) an entry with no command.
+pub fn import(format: Format, path: &Path, text: &str, opts: &ImportOptions) -> Result<Imported, ConfigError> {
+    let file = path.display().to_string();
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+    let mut ctx = Ctx { file: file.clone(), dir, opts, notes: Vec::new(), errors: Vec::new() };
+    let draft = match format {
+        Format::Kubernetes => kubernetes::read(text, &mut ctx),
+        Format::Toml => {
+            ctx.error(None, "this is podinit's own format already: nothing to import");
+            draft::Draft::default()
+        }
+        other => {
+            ctx.error(None, format!("reading {} files is not built yet", other.name()));
+            draft::Draft::default()
+        }
+    };
+    if ctx.errors.is_empty() {
+        if draft.processes.iter().all(|p| p.commented_out) {
+            ctx.error(None, "nothing is left to run: no entry of this file has a command podinit can start");
+        } else if opts.for_run {
+            for p in draft.processes.iter().filter(|p| p.commented_out) {
+                let why = p.comment.join(" ");
+                ctx.error(p.from.as_ref(), why);
+            }
+        }
+    }
+    if !ctx.errors.is_empty() {
+        ctx.errors.sort_by_key(|i| (i.line, i.col));
+        return Err(ConfigError(ctx.errors));
+    }
+    let (toml, origin) = draft.render(&file);
+    Ok(Imported { format, toml, origin, notes: ctx.notes })
+}
+
+/// A place in an imported file: `at` from the YAML reader and the key path.
+pub fn place(at: yaml::Pos, key: impl Into<String>) -> Place {
+    Place { line: at.line, col: at.col, key: key.into() }
+}
