@@ -39,8 +39,8 @@ pub fn check_bytes(data: &[u8]) {
 /// All checks on one config text, with podinit running as root or not.
 pub fn check_text(text: &str, is_root: bool) {
     check_locate(text);
-    let source = Source { path: Some(FILE.into()), text: text.to_owned() };
-    let opts = LoadOptions { command: vec![], is_root, start_dir: None };
+    let source = Source { path: Some(FILE.into()), text: text.to_owned(), origin: None };
+    let opts = LoadOptions { command: vec![], is_root, ..Default::default() };
     match from_source(&source, &opts) {
         Ok(spec) => check_spec(&spec, is_root),
         Err(e) => check_error(text, &e),
