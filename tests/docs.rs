@@ -12,7 +12,7 @@ use podinit::config::{from_source, LoadOptions, Source};
 /// The fields of the table that `template` puts `bogus = 1` in (at `@`).
 fn fields(template: &str) -> Vec<String> {
     let text = template.replace('@', "bogus = 1");
-    let source = Source { path: Some("pod.toml".into()), text };
+    let source = Source { path: Some("pod.toml".into()), text, origin: None };
     let err =
         from_source(&source, &LoadOptions::default()).expect_err("a bogus key was accepted").to_string();
     let list = err
