@@ -242,3 +242,149 @@ pub fn import(format: Format, path: &Path, text: &str, opts: &ImportOptions) -> 
 pub fn place(at: yaml::Pos, key: impl Into<String>) -> Place {
     Place { line: at.line, col: at.col, key: key.into() }
 }
+
+/// An entry name podinit accepts (a DNS label, docs/configuration.md) for a
+/// name another tool accepts: lowercase, every other character than a letter,
+/// digit or `-` as `-`, no `-` at either end, at most 63 characters; `entry`
+/// for a name with nothing left.
+pub fn entry_name(raw: &str) -> String {
+    let mapped: String = raw
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    let mut name: String = mapped.trim_matches('-').chars().take(63).collect();
+    while name.ends_with('-') {
+        name.pop();
+    }
+    if name.is_empty() {
+        "entry".to_owned()
+    } else {
+        name
+    }
+}
+
+impl Ctx<'_> {
+    /// [`entry_name`] of `raw`, with a note when it differs from `raw`.
+    pub fn name(&mut self, raw: &str, at: Option<&Place>) -> String {
+        let name = entry_name(raw);
+        if name != raw {
+            self.note(
+                NoteKind::Decision,
+                at,
+                format!("{raw:?} is named {name:?}: podinit names are DNS labels (lowercase letters, digits, '-')"),
+            );
+        }
+        name
+    }
+}
+
+/// Splits a command line into words as a POSIX shell does, without any
+/// expansion (Python's `shlex.split`, which supervisord uses, and the
+/// splitting Compose applies to a string `command`): blanks separate words,
+/// `'...'` is literal, `"..."` keeps blanks and takes `\` before `"`, `\`, `$`
+/// and `` ` ``, and `\` outside quotes keeps the next character.
+///
+/// # Errors
+/// An unclosed quote, or a `\` at the very end.
+pub fn split_words(s: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => word.push(c),
+                        None => return Err("a ' is not closed".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
+                            Some('\n') => {}
+                            Some(c) => {
+                                word.push('\\');
+                                word.push(c);
+                            }
+                            None => return Err("a \" is not closed".into()),
+                        },
+                        Some(c) => word.push(c),
+                        None => return Err("a \" is not closed".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some('\n') => {}
+                    Some(c) => word.push(c),
+                    None => return Err("a \\ ends the command".into()),
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_as_shlex_splits_them() {
+        let cases: &[(&str, &[&str])] = &[
+            ("nginx -g 'daemon off;'", &["nginx", "-g", "daemon off;"]),
+            (r#"sh -c "echo \"hi\" \$HOME""#, &["sh", "-c", r#"echo "hi" $HOME"#]),
+            (r"a\ b c", &["a b", "c"]),
+            ("  a   ''  b ", &["a", "", "b"]),
+            (r#""a\nb""#, &[r"a\nb"]),
+        ];
+        for (line, want) in cases {
+            assert_eq!(split_words(line).unwrap(), *want, "{line}");
+        }
+        assert!(split_words("echo 'x").is_err());
+        assert!(split_words("echo \"x").is_err());
+    }
+
+    #[test]
+    fn names_become_dns_labels() {
+        assert_eq!(entry_name("my_service"), "my-service");
+        assert_eq!(entry_name("Web.1"), "web-1");
+        assert_eq!(entry_name("__"), "entry");
+        assert_eq!(entry_name(&"a".repeat(70)).len(), 63);
+    }
+
+    #[test]
+    fn formats_are_told_by_content_first() {
+        let p = Path::new("x.yaml");
+        assert_eq!(detect(p, "apiVersion: v1\nkind: Pod\n"), Format::Kubernetes);
+        assert_eq!(detect(p, "{\"apiVersion\": \"v1\", \"kind\": \"Pod\"}"), Format::Kubernetes);
+        assert_eq!(detect(p, "services:\n  web:\n    image: x\n"), Format::Compose);
+        assert_eq!(detect(p, "version: \"0.5\"\nprocesses:\n  a:\n    command: x\n"), Format::ProcessCompose);
+        assert_eq!(detect(Path::new("etc/app.conf"), "[program:x]\ncommand=y\n"), Format::Supervisord);
+        assert_eq!(detect(Path::new("Procfile"), "web: bundle exec puma\n"), Format::Procfile);
+        assert_eq!(detect(Path::new("pod"), "[[process]]\nname = \"a\"\n"), Format::Toml);
+    }
+}
