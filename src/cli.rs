@@ -141,6 +141,28 @@ pub enum Command {
         #[arg(long = "profile", value_name = "NAME")]
         profiles: Vec<String>,
     },
+    /// Write the pod as a Kubernetes manifest on stdout (inits as
+    /// initContainers, sidecars as initContainers with restartPolicy: Always,
+    /// mains as containers, one image); on stderr, what Kubernetes cannot
+    /// express and was kept in podinit.io annotations (docs/kubernetes.md).
+    #[cfg(feature = "import")]
+    Export {
+        /// The pod's configuration file, in any format podinit reads.
+        #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// A Pod, or a Job whose template is the pod.
+        #[arg(long, value_enum, default_value = "job")]
+        kind: crate::import::export::Kind,
+        /// The image every container runs (it must hold every command).
+        #[arg(long, value_name = "IMAGE", default_value = "IMAGE")]
+        image: String,
+        /// The name of the Pod or Job.
+        #[arg(long, value_name = "NAME", default_value = "podinit")]
+        name: String,
+        /// A command that would be added as a main named "main".
+        #[arg(last = true, value_name = "COMMAND", value_parser = clap::value_parser!(OsString))]
+        argv: Vec<OsString>,
+    },
     /// Print the JSON Schema of the configuration file, for TOML editors
     /// (taplo, Even Better TOML: `#:schema` at the top of podinit.toml).
     Schema,

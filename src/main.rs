@@ -74,6 +74,25 @@ fn main() -> ExitCode {
             };
             import(&file, &opts, is_root)
         }
+        #[cfg(feature = "import")]
+        Some(Command::Export { config, kind, image, name, argv }) => {
+            let config = config.or(cli.config);
+            let options = LoadOptions { command: argv, is_root: true, pod: cli.pod, commands: cli.commands, ..Default::default() };
+            match podinit::config::load(config.as_deref(), &options) {
+                Ok(spec) => {
+                    let (manifest, report) = podinit::import::export::export(&spec, kind, &image, &name);
+                    print!("{manifest}");
+                    if image == "IMAGE" {
+                        eprintln!("podinit export: the image is a placeholder: give --image with the image that holds podinit and every command");
+                    }
+                    for line in report {
+                        eprintln!("podinit export: {line}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => config_error(&e),
+            }
+        }
         Some(Command::Schema) => {
             print!("{}", podinit::config::SCHEMA);
             ExitCode::SUCCESS

@@ -294,7 +294,8 @@ fn string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-fn inline(out: &mut String, v: &Value) {
+/// `v` as an inline TOML value (a table as `{ k = v, ... }`).
+pub fn inline(out: &mut String, v: &Value) {
     match v {
         Value::Str(s) => string(out, s),
         Value::Int(n) => {

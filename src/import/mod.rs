@@ -14,6 +14,7 @@
 //! The layer reads files but starts nothing.
 
 pub mod draft;
+pub mod export;
 pub mod kubernetes;
 pub mod yaml;
 

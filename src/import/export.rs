@@ -1,0 +1,524 @@
+//! `podinit export`: the pod as a Kubernetes manifest (docs/kubernetes.md,
+//! "Export"), for a user who takes it to a cluster: inits as
+//! `initContainers`, sidecars as `initContainers` with `restartPolicy:
+//! Always` (KEP-753), mains as `containers`, all in one image.
+//!
+//! What Kubernetes has no field for (push probes, `max_restarts`,
+//! `hold_until = "ready"`, `restart_during_termination`, the output mode, an
+//! OOM score) is written as the closest thing Kubernetes has, reported, and
+//! carried in the annotations `podinit.io/process.<container>` and
+//! `podinit.io/pod` (inline TOML tables), which the manifest reader applies
+//! again: reading the export back gives the same pod.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use super::draft::{inline, Table, Value};
+use crate::config::{
+    Completion, EntrySpec, HookSpec, HoldUntil, HttpGet, LineMatch, LogMode, PodSpec, ProbeAction, ProbeSpec, Role,
+    RuleAction, Scheme, Signal,
+};
+
+/// The Kubernetes version whose API the export follows (its fields are
+/// those of core/v1 and batch/v1 there; `lifecycle.stopSignal` and
+/// `restartPolicyRules` are alpha features of it).
+pub const KUBERNETES_VERSION: &str = "1.34";
+
+/// What to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    Pod,
+    Job,
+}
+
+/// A YAML node being written.
+enum Y {
+    Str(String),
+    Int(i64),
+    Bool(bool),
+    Map(Vec<(&'static str, Y)>),
+    /// A mapping whose keys are data (annotations).
+    Dict(Vec<(String, Y)>),
+    Seq(Vec<Y>),
+}
+
+fn s(v: impl Into<String>) -> Y {
+    Y::Str(v.into())
+}
+
+/// The manifest of `spec` and the report of what changed on the way.
+pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, Vec<String>) {
+    let mut report = Vec::new();
+    let mut annotations: Vec<(String, Y)> = Vec::new();
+    let mut pod_extra = Table::default();
+    if spec.completion == Completion::Any {
+        pod_extra.set("completion", "any", None);
+        report.push("completion = \"any\": Kubernetes ends a pod when all its containers have ended; kept in the annotation podinit.io/pod".to_owned());
+    }
+    if spec.backoff != crate::config::BackoffSpec::default() {
+        let mut b = Table::default();
+        b.set("initial", Value::duration(spec.backoff.initial), None);
+        b.set("max", Value::duration(spec.backoff.max), None);
+        b.set("reset_after", Value::duration(spec.backoff.reset_after), None);
+        pod_extra.set("backoff", b, None);
+        report.push("backoff: the kubelet's restart backoff is fixed (10 s doubling to 5 min); podinit's is kept in the annotation podinit.io/pod".to_owned());
+    }
+    if spec.log != LogMode::Prefixed {
+        pod_extra.set("log", spec.log.as_str(), None);
+    }
+    if let Some(socket) = &spec.status_socket {
+        pod_extra.set("status_socket", socket.display().to_string(), None);
+    }
+    if let Some(http) = &spec.http {
+        pod_extra.set("http", http.to_string(), None);
+    }
+    let grace = whole_seconds(spec.termination_grace_period, "termination_grace_period", &mut report);
+    let mut pod: Vec<(&'static str, Y)> = Vec::new();
+    let restart = match (kind, spec.restart_policy.as_str()) {
+        (Kind::Job, "Always") => {
+            report.push("restart_policy = \"Always\": a Job's pod must be Never or OnFailure; written as OnFailure".to_owned());
+            "OnFailure"
+        }
+        (_, p) => p,
+    };
+    pod.push(("restartPolicy", s(restart)));
+    pod.push(("terminationGracePeriodSeconds", Y::Int(grace)));
+    if let Some(d) = spec.active_deadline {
+        pod.push(("activeDeadlineSeconds", Y::Int(whole_seconds(d, "active_deadline", &mut report).max(1))));
+    }
+    let mut inits = Vec::new();
+    let mut mains = Vec::new();
+    let mut stop_signals = false;
+    for e in &spec.entries {
+        let mut extra = Table::default();
+        let c = container(e, spec, image, &mut extra, &mut report);
+        stop_signals |= e.stop_signal != Signal::TERM;
+        if !extra.is_empty() {
+            let mut text = String::new();
+            inline(&mut text, &Value::Table(extra));
+            annotations.push((format!("podinit.io/process.{}", e.name), Y::Str(text)));
+        }
+        if e.role == Role::Main {
+            mains.push(c);
+        } else {
+            inits.push(c);
+        }
+    }
+    if stop_signals {
+        // lifecycle.stopSignal needs the pod's OS (kubernetes.io "Container
+        // Lifecycle Hooks", "Stop signals").
+        pod.push(("os", Y::Map(vec![("name", s("linux"))])));
+    }
+    if !inits.is_empty() {
+        pod.push(("initContainers", Y::Seq(inits)));
+    }
+    pod.push(("containers", Y::Seq(mains)));
+    if !pod_extra.is_empty() {
+        let mut text = String::new();
+        inline(&mut text, &Value::Table(pod_extra));
+        annotations.push(("podinit.io/pod".to_owned(), Y::Str(text)));
+    }
+    let mut meta: Vec<(&'static str, Y)> = vec![("name", s(name))];
+    if !annotations.is_empty() {
+        meta.push(("annotations", Y::Dict(annotations)));
+    }
+    let doc = match kind {
+        Kind::Pod => Y::Map(vec![("apiVersion", s("v1")), ("kind", s("Pod")), ("metadata", Y::Map(meta)), ("spec", Y::Map(pod))]),
+        Kind::Job => Y::Map(vec![
+            ("apiVersion", s("batch/v1")),
+            ("kind", s("Job")),
+            ("metadata", Y::Map(vec![("name", s(name))])),
+            (
+                "spec",
+                Y::Map(vec![
+                    // podinit runs the pod once; a Job would retry it 6 times.
+                    ("backoffLimit", Y::Int(0)),
+                    ("template", Y::Map(vec![("metadata", Y::Map(meta)), ("spec", Y::Map(pod))])),
+                ]),
+            ),
+        ]),
+    };
+    let mut out = format!(
+        "# Written by `podinit export` for Kubernetes {KUBERNETES_VERSION}: one image ({image}) runs every container.\n"
+    );
+    render(&mut out, &doc, 0);
+    (out, report)
+}
+
+/// A duration in whole seconds, rounded up, with a line in the report when
+/// it was not whole.
+fn whole_seconds(d: Duration, key: &str, report: &mut Vec<String>) -> i64 {
+    let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    if d.subsec_nanos() > 0 {
+        report.push(format!("{key}: Kubernetes counts whole seconds; {} is written as {secs}s", humantime::format_duration(d)));
+    }
+    i64::try_from(secs).unwrap_or(i64::MAX)
+}
+
+/// `$(` as `$$(`: Kubernetes would expand `$(VAR)` in commands and values
+/// (kubernetes.io "Define Dependent Environment Variables"); podinit does not.
+fn escaped(v: &str) -> String {
+    v.replace("$(", "$$(")
+}
+
+fn argv(words: impl Iterator<Item = String>) -> Y {
+    Y::Seq(words.map(|w| Y::Str(escaped(&w))).collect())
+}
+
+fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, report: &mut Vec<String>) -> Y {
+    let mut c: Vec<(&'static str, Y)> = vec![("name", s(&e.name)), ("image", s(image))];
+    if e.role == Role::Sidecar {
+        c.push(("restartPolicy", s("Always")));
+    }
+    c.push(("command", argv(e.argv.iter().map(|a| a.to_string_lossy().into_owned()))));
+    if let Some(dir) = &e.working_dir {
+        c.push(("workingDir", s(dir.display().to_string())));
+    }
+    if !e.env.is_empty() {
+        let env = e
+            .env
+            .iter()
+            .map(|(k, v)| Y::Map(vec![("name", s(k)), ("value", s(escaped(v)))]))
+            .collect();
+        c.push(("env", Y::Seq(env)));
+    }
+    for (key, toml_key, probe) in [
+        ("startupProbe", "startup_probe", &e.startup_probe),
+        ("readinessProbe", "readiness_probe", &e.readiness_probe),
+        ("livenessProbe", "liveness_probe", &e.liveness_probe),
+    ] {
+        let Some(p) = probe else { continue };
+        let whole = [p.initial_delay, p.period, p.timeout]
+            .into_iter()
+            .chain(p.termination_grace_period)
+            .all(|d| d.subsec_nanos() == 0);
+        match k8s_probe(p) {
+            Some(y) => {
+                c.push((key, y));
+                if !whole {
+                    extra.set(toml_key, toml_probe(p), None);
+                    report.push(format!("{}: {toml_key} has times in fractions of a second; Kubernetes counts whole seconds (rounded up in {key}), the exact probe is kept in the annotation podinit.io/process.{}", e.name, e.name));
+                }
+            }
+            None => {
+                extra.set(toml_key, toml_probe(p), None);
+                report.push(format!("{}: {toml_key} is a push probe (notify, fd, log_line), which Kubernetes has not; the container has no {key} there, and the probe is kept in the annotation podinit.io/process.{}", e.name, e.name));
+            }
+        }
+    }
+    let mut lifecycle: Vec<(&'static str, Y)> = Vec::new();
+    for (key, hook) in [("postStart", &e.post_start), ("preStop", &e.pre_stop)] {
+        if let Some(h) = hook {
+            lifecycle.push((key, k8s_hook(h)));
+        }
+    }
+    if e.stop_signal != Signal::TERM {
+        lifecycle.push(("stopSignal", s(e.stop_signal.to_string())));
+    }
+    if !lifecycle.is_empty() {
+        c.push(("lifecycle", Y::Map(lifecycle)));
+    }
+    if e.role == Role::Main {
+        if let Some(policy) = e.restart_policy.filter(|p| *p != spec.restart_policy) {
+            c.push(("restartPolicy", s(policy.as_str())));
+        }
+    } else if e.role == Role::Init && e.restart_policy.is_some() {
+        extra.set("restart_policy", e.restart_policy.map_or("", |p| p.as_str()), None);
+        report.push(format!("{}: an init container's own restart policy has no field in Kubernetes; kept in the annotation", e.name));
+    }
+    if !e.restart_rules.is_empty() {
+        let rules = e
+            .restart_rules
+            .iter()
+            .map(|r| {
+                let action = match r.action {
+                    RuleAction::Restart => "Restart",
+                    RuleAction::RestartAll => "RestartAllContainers",
+                };
+                let op = match r.operator {
+                    crate::config::Operator::In => "In",
+                    crate::config::Operator::NotIn => "NotIn",
+                };
+                let values = r.values.iter().map(|v| Y::Int(i64::from(*v))).collect();
+                Y::Map(vec![("action", s(action)), ("exitCodes", Y::Map(vec![("operator", s(op)), ("values", Y::Seq(values))]))])
+            })
+            .collect();
+        c.push(("restartPolicyRules", Y::Seq(rules)));
+    }
+    let mut security: Vec<(&'static str, Y)> = Vec::new();
+    if let Some(u) = &e.user {
+        security.push(("runAsUser", Y::Int(i64::from(u.uid))));
+        security.push(("runAsGroup", Y::Int(i64::from(u.gid))));
+    }
+    if e.no_new_privileges {
+        security.push(("allowPrivilegeEscalation", Y::Bool(false)));
+    }
+    if !security.is_empty() {
+        c.push(("securityContext", Y::Map(security)));
+    }
+    if e.role == Role::Sidecar && e.hold_until == HoldUntil::Ready {
+        extra.set("hold_until", "ready", None);
+        if e.readiness_probe.is_some() {
+            report.push(format!("{}: hold_until = \"ready\": the kubelet starts the next container once a sidecar is started, not ready; kept in the annotation", e.name));
+        }
+    }
+    if let Some(n) = e.max_restarts {
+        extra.set("max_restarts", i64::from(n), None);
+        report.push(format!("{}: max_restarts has no Kubernetes field (the kubelet restarts without end); kept in the annotation", e.name));
+    }
+    if e.restart_during_termination {
+        extra.set("restart_during_termination", true, None);
+        report.push(format!("{}: restart_during_termination has no Kubernetes field; kept in the annotation", e.name));
+    }
+    if let Some(adj) = e.oom_score_adj {
+        extra.set("oom_score_adj", i64::from(adj), None);
+    }
+    if e.log != spec.log {
+        extra.set("log", e.log.as_str(), None);
+    }
+    Y::Map(c)
+}
+
+fn k8s_probe(p: &ProbeSpec) -> Option<Y> {
+    let mut m: Vec<(&'static str, Y)> = match &p.action {
+        ProbeAction::Exec { argv: a } => vec![("exec", Y::Map(vec![("command", argv(a.iter().cloned()))]))],
+        ProbeAction::TcpSocket { host, port } => vec![("tcpSocket", Y::Map(with_host(vec![("port", Y::Int(i64::from(*port)))], host)))],
+        ProbeAction::HttpGet(h) => vec![("httpGet", http_get(h))],
+        ProbeAction::Grpc { port, service, .. } => {
+            let mut g = vec![("port", Y::Int(i64::from(*port)))];
+            if !service.is_empty() {
+                g.push(("service", s(service)));
+            }
+            vec![("grpc", Y::Map(g))]
+        }
+        ProbeAction::Notify | ProbeAction::Fd { .. } | ProbeAction::LogLine(_) => return None,
+    };
+    let defaults = ProbeSpec::new(p.action.clone());
+    let secs = |d: Duration| Y::Int(i64::try_from(d.as_secs() + u64::from(d.subsec_nanos() > 0)).unwrap_or(i64::MAX));
+    if p.initial_delay != defaults.initial_delay {
+        m.push(("initialDelaySeconds", secs(p.initial_delay)));
+    }
+    if p.period != defaults.period {
+        m.push(("periodSeconds", secs(p.period)));
+    }
+    if p.timeout != defaults.timeout {
+        m.push(("timeoutSeconds", secs(p.timeout)));
+    }
+    if p.success_threshold != defaults.success_threshold {
+        m.push(("successThreshold", Y::Int(i64::from(p.success_threshold))));
+    }
+    if p.failure_threshold != defaults.failure_threshold {
+        m.push(("failureThreshold", Y::Int(i64::from(p.failure_threshold))));
+    }
+    if let Some(g) = p.termination_grace_period {
+        m.push(("terminationGracePeriodSeconds", secs(g)));
+    }
+    Some(Y::Map(m))
+}
+
+/// The kubelet probes the pod's IP; podinit's default host is 127.0.0.1,
+/// which on a cluster is the pod's own loopback too: left out either way.
+fn with_host(mut m: Vec<(&'static str, Y)>, host: &str) -> Vec<(&'static str, Y)> {
+    if host != "127.0.0.1" {
+        m.push(("host", s(host)));
+    }
+    m
+}
+
+fn http_get(h: &HttpGet) -> Y {
+    let mut m = with_host(vec![("port", Y::Int(i64::from(h.port)))], &h.host);
+    if h.path != "/" {
+        m.push(("path", s(&h.path)));
+    }
+    if h.scheme == Scheme::Https {
+        m.push(("scheme", s("HTTPS")));
+    }
+    if !h.headers.is_empty() {
+        let headers = h.headers.iter().map(|(k, v)| Y::Map(vec![("name", s(k)), ("value", s(v))])).collect();
+        m.push(("httpHeaders", Y::Seq(headers)));
+    }
+    Y::Map(m)
+}
+
+fn k8s_hook(h: &HookSpec) -> Y {
+    match h {
+        HookSpec::Exec { argv: a } => Y::Map(vec![("exec", Y::Map(vec![("command", argv(a.iter().cloned()))]))]),
+        HookSpec::HttpGet(g) => Y::Map(vec![("httpGet", http_get(g))]),
+        HookSpec::Sleep(d) => {
+            let secs = i64::try_from(d.as_secs() + u64::from(d.subsec_nanos() > 0)).unwrap_or(i64::MAX);
+            Y::Map(vec![("sleep", Y::Map(vec![("seconds", Y::Int(secs))]))])
+        }
+    }
+}
+
+/// A probe as podinit's TOML table, for the annotation.
+fn toml_probe(p: &ProbeSpec) -> Table {
+    let mut t = Table::default();
+    let port = |port: u16| Value::Int(i64::from(port));
+    let http = |h: &HttpGet| {
+        let mut g = Table::default();
+        g.set("port", port(h.port), None);
+        g.set("host", h.host.as_str(), None);
+        g.set("path", h.path.as_str(), None);
+        g.set("scheme", h.scheme.as_str(), None);
+        if !h.headers.is_empty() {
+            let mut headers = Table::default();
+            for (k, v) in &h.headers {
+                headers.set(k, v.as_str(), None);
+            }
+            g.set("headers", headers, None);
+        }
+        g
+    };
+    match &p.action {
+        ProbeAction::Exec { argv } => {
+            let mut e = Table::default();
+            e.set("command", Value::argv(&argv.iter().collect::<Vec<_>>()), None);
+            t.set("exec", e, None);
+        }
+        ProbeAction::TcpSocket { host, port: n } => {
+            let mut tcp = Table::default();
+            tcp.set("port", port(*n), None);
+            tcp.set("host", host.as_str(), None);
+            t.set("tcp_socket", tcp, None);
+        }
+        ProbeAction::HttpGet(h) => {
+            t.set("http_get", http(h), None);
+        }
+        ProbeAction::Grpc { port: n, service, .. } => {
+            let mut g = Table::default();
+            g.set("port", port(*n), None);
+            g.set("service", service.as_str(), None);
+            t.set("grpc", g, None);
+        }
+        ProbeAction::Notify => {
+            t.set("notify", true, None);
+        }
+        ProbeAction::Fd { fd } => {
+            t.set("fd", i64::from(*fd), None);
+        }
+        ProbeAction::LogLine(m) => {
+            let mut l = Table::default();
+            match m {
+                LineMatch::Contains(text) => l.set("contains", text.as_str(), None),
+                LineMatch::Regex(r) => l.set("regex", r.source.as_str(), None),
+            };
+            t.set("log_line", l, None);
+        }
+    }
+    let defaults = ProbeSpec::new(p.action.clone());
+    for (key, d, default) in [
+        ("initial_delay", p.initial_delay, defaults.initial_delay),
+        ("period", p.period, defaults.period),
+        ("timeout", p.timeout, defaults.timeout),
+    ] {
+        if d != default {
+            t.set(key, Value::duration(d), None);
+        }
+    }
+    if p.success_threshold != defaults.success_threshold {
+        t.set("success_threshold", i64::from(p.success_threshold), None);
+    }
+    if p.failure_threshold != defaults.failure_threshold {
+        t.set("failure_threshold", i64::from(p.failure_threshold), None);
+    }
+    if let Some(g) = p.termination_grace_period {
+        t.set("termination_grace_period", Value::duration(g), None);
+    }
+    t
+}
+
+/// Whether `v` can be written as a plain YAML scalar that reads back as the
+/// same string (not a number, boolean or null; no special characters).
+fn plain(v: &str) -> bool {
+    !v.is_empty()
+        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./-".contains(&b))
+        && !v.starts_with(['-', '.'])
+        && !v.bytes().all(|b| b.is_ascii_digit() || b"._-+eE".contains(&b))
+        && !matches!(
+            v.to_ascii_lowercase().as_str(),
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n" | "~"
+        )
+        && !v.starts_with("0x")
+        && !v.starts_with("0o")
+}
+
+/// A double-quoted YAML string (JSON's escapes, which YAML reads alike).
+fn quoted(out: &mut String, v: &str) {
+    out.push('"');
+    for c in v.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn scalar(out: &mut String, y: &Y) -> bool {
+    match y {
+        Y::Str(v) if plain(v) => out.push_str(v),
+        Y::Str(v) => quoted(out, v),
+        Y::Int(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Y::Bool(b) => {
+            let _ = write!(out, "{b}");
+        }
+        Y::Map(m) if m.is_empty() => out.push_str("{}"),
+        Y::Seq(v) if v.is_empty() => out.push_str("[]"),
+        _ => return false,
+    }
+    true
+}
+
+/// Block-style YAML, two spaces per level; list items as `- ` at their
+/// parent's indentation.
+fn render(out: &mut String, y: &Y, indent: usize) {
+    let pad = " ".repeat(indent);
+    let entries: Vec<(String, &Y)> = match y {
+        Y::Map(m) => m.iter().map(|(k, v)| ((*k).to_owned(), v)).collect(),
+        Y::Dict(m) => m.iter().map(|(k, v)| {
+            let mut key = String::new();
+            if plain(k) { key.push_str(k) } else { quoted(&mut key, k) }
+            (key, v)
+        }).collect(),
+        Y::Seq(items) => {
+            for item in items {
+                let mut body = String::new();
+                if scalar(&mut body, item) {
+                    let _ = writeln!(out, "{pad}- {body}");
+                } else {
+                    let mut nested = String::new();
+                    render(&mut nested, item, indent + 2);
+                    // The first line of the item goes after the dash.
+                    let _ = write!(out, "{pad}- {}", &nested[indent + 2..]);
+                }
+            }
+            return;
+        }
+        _ => {
+            let mut body = String::new();
+            scalar(&mut body, y);
+            let _ = writeln!(out, "{pad}{body}");
+            return;
+        }
+    };
+    for (k, v) in entries {
+        let mut body = String::new();
+        if scalar(&mut body, v) {
+            let _ = writeln!(out, "{pad}{k}: {body}");
+        } else {
+            let _ = writeln!(out, "{pad}{k}:");
+            let child = if matches!(v, Y::Seq(_)) { indent } else { indent + 2 };
+            render(out, v, child);
+        }
+    }
+}
