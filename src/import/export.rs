@@ -76,7 +76,8 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
     let mut pod: Vec<(&'static str, Y)> = Vec::new();
     let restart = match (kind, spec.restart_policy.as_str()) {
         (Kind::Job, "Always") => {
-            report.push("restart_policy = \"Always\": a Job's pod must be Never or OnFailure; written as OnFailure".to_owned());
+            pod_extra.set("restart_policy", "Always", None);
+            report.push("restart_policy = \"Always\": a Job's pod must be Never or OnFailure; written as OnFailure, Always kept in the annotation podinit.io/pod".to_owned());
             "OnFailure"
         }
         (_, p) => p,
@@ -92,7 +93,7 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
     for e in &spec.entries {
         let mut extra = Table::default();
         let c = container(e, spec, image, &mut extra, &mut report);
-        stop_signals |= e.stop_signal != Signal::TERM;
+        stop_signals |= e.stop_signal != Signal::TERM && e.role != Role::Init;
         if !extra.is_empty() {
             let mut text = String::new();
             inline(&mut text, &Value::Table(extra));
@@ -161,8 +162,14 @@ fn escaped(v: &str) -> String {
     v.replace("$(", "$$(")
 }
 
+/// A container's command, `$(` escaped.
 fn argv(words: impl Iterator<Item = String>) -> Y {
     Y::Seq(words.map(|w| Y::Str(escaped(&w))).collect())
+}
+
+/// A probe's or hook's command: Kubernetes expands nothing there.
+fn exec_argv(words: impl Iterator<Item = String>) -> Y {
+    Y::Seq(words.map(Y::Str).collect())
 }
 
 fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, report: &mut Vec<String>) -> Y {
@@ -213,7 +220,12 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
         }
     }
     if e.stop_signal != Signal::TERM {
-        lifecycle.push(("stopSignal", s(e.stop_signal.to_string())));
+        if e.role == Role::Init {
+            // The API refuses `lifecycle` on an init container.
+            extra.set("stop_signal", e.stop_signal.to_string(), None);
+        } else {
+            lifecycle.push(("stopSignal", s(e.stop_signal.to_string())));
+        }
     }
     if !lifecycle.is_empty() {
         c.push(("lifecycle", Y::Map(lifecycle)));
@@ -281,7 +293,7 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
 
 fn k8s_probe(p: &ProbeSpec) -> Option<Y> {
     let mut m: Vec<(&'static str, Y)> = match &p.action {
-        ProbeAction::Exec { argv: a } => vec![("exec", Y::Map(vec![("command", argv(a.iter().cloned()))]))],
+        ProbeAction::Exec { argv: a } => vec![("exec", Y::Map(vec![("command", exec_argv(a.iter().cloned()))]))],
         ProbeAction::TcpSocket { host, port } => vec![("tcpSocket", Y::Map(with_host(vec![("port", Y::Int(i64::from(*port)))], host)))],
         ProbeAction::HttpGet(h) => vec![("httpGet", http_get(h))],
         ProbeAction::Grpc { port, service, .. } => {
@@ -342,7 +354,7 @@ fn http_get(h: &HttpGet) -> Y {
 
 fn k8s_hook(h: &HookSpec) -> Y {
     match h {
-        HookSpec::Exec { argv: a } => Y::Map(vec![("exec", Y::Map(vec![("command", argv(a.iter().cloned()))]))]),
+        HookSpec::Exec { argv: a } => Y::Map(vec![("exec", Y::Map(vec![("command", exec_argv(a.iter().cloned()))]))]),
         HookSpec::HttpGet(g) => Y::Map(vec![("httpGet", http_get(g))]),
         HookSpec::Sleep(d) => {
             let secs = i64::try_from(d.as_secs() + u64::from(d.subsec_nanos() > 0)).unwrap_or(i64::MAX);

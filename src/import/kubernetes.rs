@@ -762,7 +762,11 @@ impl Reader<'_, '_> {
             }
         }
         if let Some(l) = c.get("lifecycle") {
-            self.lifecycle(l, &join(path, "lifecycle"), &ports, &mut p);
+            if role == "init" {
+                self.ctx.error(Some(&place(l.at, join(path, "lifecycle"))), "lifecycle is not allowed on an init container without restartPolicy: Always (the Kubernetes API refuses it)");
+            } else {
+                self.lifecycle(l, &join(path, "lifecycle"), &ports, &mut p);
+            }
         }
         if let Some(r) = c.get("restartPolicyRules") {
             self.restart_rules(r, &join(path, "restartPolicyRules"), &mut p);

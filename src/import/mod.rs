@@ -222,13 +222,14 @@ pub fn import(format: Format, path: &Path, text: &str, opts: &ImportOptions) -> 
         }
     };
     if ctx.errors.is_empty() {
-        if draft.processes.iter().all(|p| p.commented_out) {
-            ctx.error(None, "nothing is left to run: no entry of this file has a command podinit can start");
-        } else if opts.for_run {
+        if opts.for_run {
             for p in draft.processes.iter().filter(|p| p.commented_out) {
                 let why = p.comment.join(" ");
                 ctx.error(p.from.as_ref(), why);
             }
+        }
+        if ctx.errors.is_empty() && draft.processes.iter().all(|p| p.commented_out) {
+            ctx.error(None, "nothing is left to run: no entry of this file has a command podinit can start");
         }
     }
     if !ctx.errors.is_empty() {
