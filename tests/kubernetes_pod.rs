@@ -159,15 +159,26 @@ fn check_lists_the_ignored_fields_and_a_misspelt_key_fails_at_its_place() {
     let out = podinit(&["check", "--config", manifest.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for ignored in ["spec.backoffLimit: ignored", "containers[0].image: ignored", "containers[0].resources: ignored"] {
+    for ignored in
+        ["spec.backoffLimit: ignored", "containers[0].image: ignored", "containers[0].resources: ignored"]
+    {
         assert!(stdout.contains(ignored), "check does not list {ignored:?}:\n{stdout}");
     }
-    let typo = td.write("typo.yaml", &MANIFEST.replace("@PORT@", "18080").replace("periodSeconds: 1\n            failureThreshold", "periodSecond: 1\n            failureThreshold"));
+    let typo = td.write(
+        "typo.yaml",
+        &MANIFEST.replace("@PORT@", "18080").replace(
+            "periodSeconds: 1\n            failureThreshold",
+            "periodSecond: 1\n            failureThreshold",
+        ),
+    );
     let out = podinit(&["check", "--config", typo.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    let line = MANIFEST.lines().position(|l| l.contains("periodSeconds: 1") && !l.contains("exec")).unwrap() + 1;
-    let want = format!("typo.yaml:{line}:13: spec.template.spec.initContainers[1].startupProbe.periodSecond: unknown field");
+    let line =
+        MANIFEST.lines().position(|l| l.contains("periodSeconds: 1") && !l.contains("exec")).unwrap() + 1;
+    let want = format!(
+        "typo.yaml:{line}:13: spec.template.spec.initContainers[1].startupProbe.periodSecond: unknown field"
+    );
     assert!(stderr.contains(&want), "want {want:?} in:\n{stderr}");
     // Nothing ran.
     assert!(td.records().is_empty());
@@ -183,7 +194,11 @@ fn a_container_without_command_is_named_and_the_command_can_be_given() {
     let out = podinit(&["check", "--config", manifest.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("pod.yaml:8:13: spec.containers[0].name: container \"proxy\" has no `command`") && stderr.contains("--command proxy=CMD"), "{stderr}");
+    assert!(
+        stderr.contains("pod.yaml:8:13: spec.containers[0].name: container \"proxy\" has no `command`")
+            && stderr.contains("--command proxy=CMD"),
+        "{stderr}"
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_podinit"))
         .args(["--command", &format!("proxy=echo >> {} args", td.rec().display()), "--config"])
         .arg(&manifest)
@@ -207,7 +222,8 @@ fn plan(config: &Path) -> String {
 /// field the types do not know (which they would skip) fails.
 fn strictly_typed(text: &str, what: &str) {
     for doc in serde_norway::Deserializer::from_str(text) {
-        let value = serde_norway::Value::deserialize(doc).unwrap_or_else(|e| panic!("{what}: not YAML: {e}\n{text}"));
+        let value =
+            serde_norway::Value::deserialize(doc).unwrap_or_else(|e| panic!("{what}: not YAML: {e}\n{text}"));
         match value.get("kind").and_then(|k| k.as_str()).unwrap_or_default() {
             "Pod" => round_trip::<Pod>(value, what, text),
             "Job" => round_trip::<Job>(value, what, text),
@@ -218,7 +234,11 @@ fn strictly_typed(text: &str, what: &str) {
     }
 }
 
-fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(value: serde_norway::Value, what: &str, text: &str) {
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(
+    value: serde_norway::Value,
+    what: &str,
+    text: &str,
+) {
     let typed: T = serde_norway::from_value(value.clone())
         .unwrap_or_else(|e| panic!("{what}: not a {}: {e}\n{text}", std::any::type_name::<T>()));
     let back = serde_norway::to_value(&typed).unwrap();
@@ -254,7 +274,12 @@ fn every_example_exports_to_a_manifest_the_api_reads_strictly_and_back_to_the_sa
         let want = plan(config);
         for kind in ["pod", "job"] {
             let exported = export(config, kind, &td, &format!("{i}-{kind}.yaml"));
-            assert_eq!(plan(&exported), want, "{} exported as a {kind} reads back differently", config.display());
+            assert_eq!(
+                plan(&exported),
+                want,
+                "{} exported as a {kind} reads back differently",
+                config.display()
+            );
         }
     }
 }
@@ -291,7 +316,8 @@ mod generated {
             Just("restart_during_termination = true\n".to_owned()),
         ];
         (role, probe, extra, "[a-z ]{1,12}").prop_map(move |(role, probe, extra, word)| {
-            let mut t = format!("[[process]]\nname = \"e{i}\"\nrole = \"{role}\"\ncommand = \"echo {word}\"\n");
+            let mut t =
+                format!("[[process]]\nname = \"e{i}\"\nrole = \"{role}\"\ncommand = \"echo {word}\"\n");
             if role != "init" {
                 t.push_str(&probe);
             }
@@ -314,7 +340,10 @@ mod generated {
         (pod, proptest::collection::vec(0usize..1, 1..6)).prop_flat_map(|(pod, slots)| {
             let entries: Vec<_> = (0..slots.len()).map(entry).collect();
             (Just(pod), entries).prop_map(|(pod, entries)| {
-                format!("{pod}{}\n[[process]]\nname = \"last\"\ncommand = [\"sleep\", \"1\"]\n", entries.join("\n"))
+                format!(
+                    "{pod}{}\n[[process]]\nname = \"last\"\ncommand = [\"sleep\", \"1\"]\n",
+                    entries.join("\n")
+                )
             })
         })
     }

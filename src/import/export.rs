@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use super::draft::{inline, Table, Value};
 use crate::config::{
-    Completion, EntrySpec, HookSpec, HoldUntil, HttpGet, LineMatch, LogMode, PodSpec, ProbeAction, ProbeSpec, Role,
-    RuleAction, Scheme, Signal,
+    Completion, EntrySpec, HoldUntil, HookSpec, HttpGet, LineMatch, LogMode, PodSpec, ProbeAction, ProbeSpec,
+    Role, RuleAction, Scheme, Signal,
 };
 
 /// The Kubernetes version whose API the export follows (its fields are
@@ -124,7 +124,12 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
         meta.push(("annotations", Y::Dict(annotations)));
     }
     let doc = match kind {
-        Kind::Pod => Y::Map(vec![("apiVersion", s("v1")), ("kind", s("Pod")), ("metadata", Y::Map(meta)), ("spec", Y::Map(pod))]),
+        Kind::Pod => Y::Map(vec![
+            ("apiVersion", s("v1")),
+            ("kind", s("Pod")),
+            ("metadata", Y::Map(meta)),
+            ("spec", Y::Map(pod)),
+        ]),
         Kind::Job => Y::Map(vec![
             ("apiVersion", s("batch/v1")),
             ("kind", s("Job")),
@@ -151,7 +156,10 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
 fn whole_seconds(d: Duration, key: &str, report: &mut Vec<String>) -> i64 {
     let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
     if d.subsec_nanos() > 0 {
-        report.push(format!("{key}: Kubernetes counts whole seconds; {} is written as {secs}s", humantime::format_duration(d)));
+        report.push(format!(
+            "{key}: Kubernetes counts whole seconds; {} is written as {secs}s",
+            humantime::format_duration(d)
+        ));
     }
     i64::try_from(secs).unwrap_or(i64::MAX)
 }
@@ -182,11 +190,7 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
         c.push(("workingDir", s(dir.display().to_string())));
     }
     if !e.env.is_empty() {
-        let env = e
-            .env
-            .iter()
-            .map(|(k, v)| Y::Map(vec![("name", s(k)), ("value", s(escaped(v)))]))
-            .collect();
+        let env = e.env.iter().map(|(k, v)| Y::Map(vec![("name", s(k)), ("value", s(escaped(v)))])).collect();
         c.push(("env", Y::Seq(env)));
     }
     for (key, toml_key, probe) in [
@@ -236,7 +240,10 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
         }
     } else if e.role == Role::Init && e.restart_policy.is_some() {
         extra.set("restart_policy", e.restart_policy.map_or("", |p| p.as_str()), None);
-        report.push(format!("{}: an init container's own restart policy has no field in Kubernetes; kept in the annotation", e.name));
+        report.push(format!(
+            "{}: an init container's own restart policy has no field in Kubernetes; kept in the annotation",
+            e.name
+        ));
     }
     if !e.restart_rules.is_empty() {
         let rules = e
@@ -252,7 +259,10 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
                     crate::config::Operator::NotIn => "NotIn",
                 };
                 let values = r.values.iter().map(|v| Y::Int(i64::from(*v))).collect();
-                Y::Map(vec![("action", s(action)), ("exitCodes", Y::Map(vec![("operator", s(op)), ("values", Y::Seq(values))]))])
+                Y::Map(vec![
+                    ("action", s(action)),
+                    ("exitCodes", Y::Map(vec![("operator", s(op)), ("values", Y::Seq(values))])),
+                ])
             })
             .collect();
         c.push(("restartPolicyRules", Y::Seq(rules)));
@@ -280,7 +290,10 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
     }
     if e.restart_during_termination {
         extra.set("restart_during_termination", true, None);
-        report.push(format!("{}: restart_during_termination has no Kubernetes field; kept in the annotation", e.name));
+        report.push(format!(
+            "{}: restart_during_termination has no Kubernetes field; kept in the annotation",
+            e.name
+        ));
     }
     if let Some(adj) = e.oom_score_adj {
         extra.set("oom_score_adj", i64::from(adj), None);
@@ -293,8 +306,12 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
 
 fn k8s_probe(p: &ProbeSpec) -> Option<Y> {
     let mut m: Vec<(&'static str, Y)> = match &p.action {
-        ProbeAction::Exec { argv: a } => vec![("exec", Y::Map(vec![("command", exec_argv(a.iter().cloned()))]))],
-        ProbeAction::TcpSocket { host, port } => vec![("tcpSocket", Y::Map(with_host(vec![("port", Y::Int(i64::from(*port)))], host)))],
+        ProbeAction::Exec { argv: a } => {
+            vec![("exec", Y::Map(vec![("command", exec_argv(a.iter().cloned()))]))]
+        }
+        ProbeAction::TcpSocket { host, port } => {
+            vec![("tcpSocket", Y::Map(with_host(vec![("port", Y::Int(i64::from(*port)))], host)))]
+        }
         ProbeAction::HttpGet(h) => vec![("httpGet", http_get(h))],
         ProbeAction::Grpc { port, service, .. } => {
             let mut g = vec![("port", Y::Int(i64::from(*port)))];
@@ -306,7 +323,9 @@ fn k8s_probe(p: &ProbeSpec) -> Option<Y> {
         ProbeAction::Notify | ProbeAction::Fd { .. } | ProbeAction::LogLine(_) => return None,
     };
     let defaults = ProbeSpec::new(p.action.clone());
-    let secs = |d: Duration| Y::Int(i64::try_from(d.as_secs() + u64::from(d.subsec_nanos() > 0)).unwrap_or(i64::MAX));
+    let secs = |d: Duration| {
+        Y::Int(i64::try_from(d.as_secs() + u64::from(d.subsec_nanos() > 0)).unwrap_or(i64::MAX))
+    };
     if p.initial_delay != defaults.initial_delay {
         m.push(("initialDelaySeconds", secs(p.initial_delay)));
     }
@@ -354,7 +373,9 @@ fn http_get(h: &HttpGet) -> Y {
 
 fn k8s_hook(h: &HookSpec) -> Y {
     match h {
-        HookSpec::Exec { argv: a } => Y::Map(vec![("exec", Y::Map(vec![("command", exec_argv(a.iter().cloned()))]))]),
+        HookSpec::Exec { argv: a } => {
+            Y::Map(vec![("exec", Y::Map(vec![("command", exec_argv(a.iter().cloned()))]))])
+        }
         HookSpec::HttpGet(g) => Y::Map(vec![("httpGet", http_get(g))]),
         HookSpec::Sleep(d) => {
             let secs = i64::try_from(d.as_secs() + u64::from(d.subsec_nanos() > 0)).unwrap_or(i64::MAX);
@@ -497,11 +518,18 @@ fn render(out: &mut String, y: &Y, indent: usize) {
     let pad = " ".repeat(indent);
     let entries: Vec<(String, &Y)> = match y {
         Y::Map(m) => m.iter().map(|(k, v)| ((*k).to_owned(), v)).collect(),
-        Y::Dict(m) => m.iter().map(|(k, v)| {
-            let mut key = String::new();
-            if plain(k) { key.push_str(k) } else { quoted(&mut key, k) }
-            (key, v)
-        }).collect(),
+        Y::Dict(m) => m
+            .iter()
+            .map(|(k, v)| {
+                let mut key = String::new();
+                if plain(k) {
+                    key.push_str(k)
+                } else {
+                    quoted(&mut key, k)
+                }
+                (key, v)
+            })
+            .collect(),
         Y::Seq(items) => {
             for item in items {
                 let mut body = String::new();

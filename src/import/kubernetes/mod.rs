@@ -1,0 +1,722 @@
+//! Kubernetes manifests (docs/kubernetes.md): a Pod, or the pod template of
+//! a Job, CronJob, Deployment, StatefulSet, DaemonSet or ReplicaSet, with the
+//! ConfigMaps and Secrets it reads, as the pod podinit runs.
+//!
+//! The mapping lives in the field tables below ([`POD_SPEC`], [`CONTAINER`],
+//! ...): each field of the Kubernetes API (core/v1 and batch/v1 as of
+//! Kubernetes 1.34) is either read by this module or ignored with the reason.
+//! A key that is in no table is not a Kubernetes field: it is refused, as
+//! `kubectl apply --validate=strict` refuses it. Subtrees podinit never reads
+//! (volumes, affinity, resources...) are ignored whole, their keys unchecked.
+//!
+//! Kubernetes' meaning wins over podinit's TOML defaults: the pod's
+//! `restartPolicy` defaults to `Always`, the termination grace period to 30
+//! s, and a sidecar holds the start sequence until it is started, not until
+//! it is ready (kubernetes.io "Sidecar Containers"; KEP-753 "Proposal").
+
+use std::collections::BTreeMap;
+
+mod env;
+mod fields;
+mod probes;
+
+pub use env::expand;
+use fields::*;
+
+use super::draft::{Draft, Process, Table, Value};
+use super::yaml::{self, Node};
+use super::{place, Ctx, NoteKind};
+use crate::config::locate::Place;
+
+/// The prefix of podinit's own annotations on a pod (docs/kubernetes.md,
+/// "Annotations"): `podinit.io/command.<container>` gives a container
+/// without `command` its command (run by `/bin/sh -c`, the container's
+/// `args` after it); `podinit.io/process.<container>` and `podinit.io/pod`
+/// carry settings Kubernetes has no field for, as an inline TOML table.
+pub const ANNOTATION: &str = "podinit.io/";
+
+/// One workload document.
+struct Workload<'a> {
+    kind: String,
+    name: String,
+    doc: &'a Node,
+}
+
+/// The pod's own metadata, for `fieldRef` and podinit's annotations.
+#[derive(Default)]
+struct Meta {
+    name: String,
+    namespace: String,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+}
+
+/// A container's environment as Kubernetes builds it, in order (envFrom
+/// first, then env), with where each value was written.
+type Env = Vec<(String, String, Place)>;
+
+struct Reader<'c, 'o> {
+    ctx: &'c mut Ctx<'o>,
+    config_maps: BTreeMap<String, BTreeMap<String, String>>,
+    secrets: BTreeMap<String, BTreeMap<String, String>>,
+    meta: Meta,
+}
+
+/// Reads a manifest into the pod it describes.
+pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
+    let docs = match yaml::parse(text) {
+        Ok(docs) => docs,
+        Err(e) => {
+            ctx.error(Some(&place(e.at, "")), format!("not YAML: {}", e.message));
+            return Draft::default();
+        }
+    };
+    let mut r = Reader { ctx, config_maps: BTreeMap::new(), secrets: BTreeMap::new(), meta: Meta::default() };
+    let mut workloads = Vec::new();
+    let mut objects: Vec<&Node> = Vec::new();
+    for doc in &docs {
+        // `kind: List` (what `kubectl get -o yaml` prints) holds its objects in `items`.
+        if doc.get("kind").and_then(Node::as_str) == Some("List") {
+            objects.extend(doc.get("items").and_then(Node::as_seq).unwrap_or_default());
+        } else if !doc.is_null() {
+            objects.push(doc);
+        }
+    }
+    for doc in objects {
+        let Some(kind) = r.kind_of(doc) else { continue };
+        let name = doc.get("metadata").and_then(|m| m.get("name")).and_then(Node::as_str).unwrap_or_default();
+        match kind.as_str() {
+            "ConfigMap" | "Secret" => r.data(doc, &kind, name),
+            k if WORKLOADS.contains(&k) => workloads.push(Workload { kind, name: name.to_owned(), doc }),
+            _ => r.ctx.note(
+                NoteKind::Ignored,
+                Some(&place(doc.at, "kind")),
+                format!("{kind} {name:?}: not a pod, a ConfigMap or a Secret"),
+            ),
+        }
+    }
+    let chosen = match (&r.ctx.opts.pod, workloads.len()) {
+        (_, 0) => {
+            r.ctx
+                .error(None, format!("no workload to run: give a document of kind {}", WORKLOADS.join(", ")));
+            return Draft::default();
+        }
+        (Some(want), _) => match workloads.iter().find(|w| &w.name == want) {
+            Some(w) => w,
+            None => {
+                let names = workloads.iter().map(|w| format!("{} {:?}", w.kind, w.name)).collect::<Vec<_>>();
+                r.ctx.error(None, format!("no workload named {want:?} (there are: {})", names.join(", ")));
+                return Draft::default();
+            }
+        },
+        (None, 1) => &workloads[0],
+        (None, _) => {
+            let names = workloads.iter().map(|w| format!("{} {:?}", w.kind, w.name)).collect::<Vec<_>>();
+            r.ctx.error(
+                Some(&place(workloads[1].doc.at, "kind")),
+                format!(
+                    "more than one workload: {}; pick one with --pod NAME (or PODINIT_POD)",
+                    names.join(", ")
+                ),
+            );
+            return Draft::default();
+        }
+    };
+    r.workload(chosen)
+}
+
+impl Reader<'_, '_> {
+    /// The `kind` of a document, after checking its top-level keys.
+    fn kind_of(&mut self, doc: &Node) -> Option<String> {
+        if doc.as_map().is_none() {
+            self.ctx
+                .error(Some(&place(doc.at, "")), format!("a manifest is a mapping, found {}", doc.kind()));
+            return None;
+        }
+        let Some(kind) = doc.get("kind").and_then(Node::as_str) else {
+            self.ctx.error(Some(&place(doc.at, "kind")), "this document has no `kind`");
+            return None;
+        };
+        if doc.get("apiVersion").and_then(Node::as_str).is_none() {
+            self.ctx.error(Some(&place(doc.at, "apiVersion")), "this document has no `apiVersion`");
+        }
+        let fields: &[(&str, Row)] = match kind {
+            "ConfigMap" => &[
+                ("apiVersion", Read),
+                ("kind", Read),
+                ("metadata", Read),
+                ("data", Read),
+                ("binaryData", Ignore("binary values cannot be environment variables")),
+                ("immutable", Ignore(CLUSTER)),
+            ],
+            "Secret" => &[
+                ("apiVersion", Read),
+                ("kind", Read),
+                ("metadata", Read),
+                ("data", Read),
+                ("stringData", Read),
+                ("type", Ignore(CLUSTER)),
+                ("immutable", Ignore(CLUSTER)),
+            ],
+            k if WORKLOADS.contains(&k) => OBJECT,
+            _ => return Some(kind.to_owned()),
+        };
+        self.fields(doc, "", fields);
+        if let Some(m) = doc.get("metadata") {
+            self.fields(m, "metadata", METADATA);
+        }
+        Some(kind.to_owned())
+    }
+
+    /// Checks the keys of mapping `node` (at key path `path`) against `table`:
+    /// a key not in it is an error, an ignored one a note. False when `node`
+    /// is not a mapping.
+    fn fields(&mut self, node: &Node, path: &str, table: &[(&str, Row)]) -> bool {
+        let Some(map) = node.as_map() else {
+            if !node.is_null() {
+                self.ctx
+                    .error(Some(&place(node.at, path)), format!("expected a mapping, found {}", node.kind()));
+            }
+            return false;
+        };
+        for (key, _) in map {
+            let at = place(key.at, join(path, &key.name));
+            match table.iter().find(|(k, _)| *k == key.name) {
+                Some((_, Read)) => {}
+                Some((_, Ignore(why))) => self.ctx.note(NoteKind::Ignored, Some(&at), *why),
+                None => {
+                    let near = table.iter().find(|(k, _)| k.eq_ignore_ascii_case(&key.name));
+                    let hint = near.map_or_else(String::new, |(k, _)| format!(" (did you mean {k:?}?)"));
+                    self.ctx.error(
+                        Some(&at),
+                        format!(
+                            "unknown field {:?}: the Kubernetes API has no such field here{hint}",
+                            key.name
+                        ),
+                    );
+                }
+            }
+        }
+        true
+    }
+
+    /// The pod of `w`.
+    fn workload(&mut self, w: &Workload) -> Draft {
+        let mut draft = Draft::default();
+        draft.comment.push(format!("Imported from the {} {:?} of {}.", w.kind, w.name, self.ctx.file));
+        let spec = w.doc.get("spec");
+        let mut deadline: Option<(i64, Place)> = None;
+        // The pod template and its key path.
+        let (template, path): (Option<&Node>, String) = match w.kind.as_str() {
+            "Pod" => (Some(w.doc), String::new()),
+            "Job" => {
+                if let Some(s) = spec {
+                    self.fields(s, "spec", JOB_SPEC);
+                    deadline = self.seconds(s, "spec", "activeDeadlineSeconds");
+                }
+                (spec.and_then(|s| s.get("template")), "spec.template".into())
+            }
+            "CronJob" => {
+                if let Some(s) = spec {
+                    self.fields(s, "spec", CRONJOB_SPEC);
+                }
+                let job = spec.and_then(|s| s.get("jobTemplate"));
+                if let Some(job) = job {
+                    self.fields(job, "spec.jobTemplate", &[("metadata", Read), ("spec", Read)]);
+                    if let Some(js) = job.get("spec") {
+                        self.fields(js, "spec.jobTemplate.spec", JOB_SPEC);
+                        deadline = self.seconds(js, "spec.jobTemplate.spec", "activeDeadlineSeconds");
+                    }
+                }
+                (
+                    job.and_then(|j| j.get("spec")).and_then(|s| s.get("template")),
+                    "spec.jobTemplate.spec.template".into(),
+                )
+            }
+            _ => {
+                if let Some(s) = spec {
+                    self.fields(s, "spec", APPS_SPEC);
+                }
+                (spec.and_then(|s| s.get("template")), "spec.template".into())
+            }
+        };
+        let Some(template) = template else {
+            self.ctx.error(
+                Some(&place(w.doc.at, &path)),
+                format!("{} {:?} has no pod template ({path})", w.kind, w.name),
+            );
+            return draft;
+        };
+        if w.kind != "Pod" {
+            self.fields(template, &path, &[("metadata", Read), ("spec", Read)]);
+            if let Some(m) = template.get("metadata") {
+                self.fields(m, &join(&path, "metadata"), METADATA);
+            }
+        }
+        self.meta = self.metadata(w, template);
+        let spec_path = join(&path, "spec");
+        let Some(pod) = template.get("spec") else {
+            self.ctx.error(Some(&place(template.at, &spec_path)), "no pod spec");
+            return draft;
+        };
+        if !self.fields(pod, &spec_path, POD_SPEC) {
+            return draft;
+        }
+        self.pod_settings(&mut draft, pod, &spec_path, deadline);
+        let pod_user =
+            pod.get("securityContext").map(|s| self.security(s, &join(&spec_path, "securityContext")));
+        let pod_user = pod_user.unwrap_or_default();
+        for (list, is_init) in [("initContainers", true), ("containers", false)] {
+            let Some(node) = pod.get(list) else { continue };
+            let list_path = join(&spec_path, list);
+            let Some(items) = node.as_seq() else {
+                self.ctx.error(
+                    Some(&place(node.at, &list_path)),
+                    format!("expected a list, found {}", node.kind()),
+                );
+                continue;
+            };
+            for (i, c) in items.iter().enumerate() {
+                let c_path = format!("{list_path}[{i}]");
+                if let Some(p) = self.container(c, &c_path, is_init, &pod_user) {
+                    draft.processes.push(p);
+                }
+            }
+        }
+        if pod.get("containers").is_none() {
+            self.ctx.error(
+                Some(&place(pod.at, &spec_path)),
+                "no `containers`: a pod needs at least one (its mains)",
+            );
+        }
+        if let Some(extra) = self.meta.annotations.get("podinit.io/pod").cloned() {
+            let at = place(template.at, join(&path, "metadata.annotations"));
+            self.merge_annotation(&mut draft.pod, &extra, &at, "podinit.io/pod");
+        }
+        draft
+    }
+
+    /// The pod's metadata: the template's, with the workload's name and
+    /// namespace where the template has none (a controller names its pods
+    /// after itself).
+    fn metadata(&mut self, w: &Workload, template: &Node) -> Meta {
+        let own = w.doc.get("metadata");
+        let tm = template.get("metadata");
+        let pick = |key: &str| {
+            tm.and_then(|m| m.get(key))
+                .and_then(Node::as_str)
+                .or_else(|| own.and_then(|m| m.get(key)).and_then(Node::as_str))
+        };
+        let mut meta = Meta {
+            name: pick("name").unwrap_or(&w.name).to_owned(),
+            namespace: pick("namespace").unwrap_or("default").to_owned(),
+            ..Meta::default()
+        };
+        for (key, into) in [("labels", &mut meta.labels), ("annotations", &mut meta.annotations)] {
+            // A Pod's own metadata is its template; a workload's annotations
+            // count too, for podinit's own (written on the workload or its
+            // pod template alike).
+            let sources =
+                if w.kind == "Pod" { vec![own] } else { vec![own.filter(|_| key == "annotations"), tm] };
+            for m in sources.into_iter().flatten() {
+                let Some(node) = m.get(key) else { continue };
+                let Some(map) = node.as_map() else {
+                    self.ctx.error(
+                        Some(&place(node.at, key)),
+                        format!("expected a mapping, found {}", node.kind()),
+                    );
+                    continue;
+                };
+                for (k, v) in map {
+                    let at = place(v.at, format!("metadata.{key}.{}", k.name));
+                    if let Some(s) = self.string(v, &at) {
+                        into.insert(k.name.clone(), s);
+                    }
+                }
+            }
+        }
+        meta
+    }
+
+    /// `[pod]`: restart policy, grace period, deadline.
+    fn pod_settings(
+        &mut self,
+        draft: &mut Draft,
+        pod: &Node,
+        path: &str,
+        job_deadline: Option<(i64, Place)>,
+    ) {
+        let policy = match pod.get("restartPolicy") {
+            Some(n) => {
+                let at = place(n.at, join(path, "restartPolicy"));
+                match self.string(n, &at).as_deref() {
+                    Some(p @ ("Always" | "OnFailure" | "Never")) => Some((p.to_owned(), at)),
+                    Some(other) => {
+                        self.ctx.error(
+                            Some(&at),
+                            format!("restartPolicy {other:?}: expected Always, OnFailure or Never"),
+                        );
+                        None
+                    }
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        match policy {
+            Some((p, at)) => {
+                draft.pod.set("restart_policy", p, Some(&at));
+            }
+            None => {
+                draft.pod.set("restart_policy", "Always", None).note(
+                    "Kubernetes' default restartPolicy (the manifest gives none): mains restart after every exit.",
+                );
+            }
+        }
+        match self.seconds(pod, path, "terminationGracePeriodSeconds") {
+            Some((s, at)) => {
+                draft.pod.set("termination_grace_period", Value::Int(s), Some(&at));
+            }
+            None => {
+                draft
+                    .pod
+                    .set("termination_grace_period", "30s", None)
+                    .note("Kubernetes' default terminationGracePeriodSeconds.");
+            }
+        }
+        let pod_deadline = self.seconds(pod, path, "activeDeadlineSeconds");
+        let deadline = match (pod_deadline, job_deadline) {
+            (Some(p), Some(j)) => Some(if j.0 < p.0 { j } else { p }),
+            (p, j) => p.or(j),
+        };
+        if let Some((s, at)) = deadline {
+            if s <= 0 {
+                self.ctx.error(Some(&at), "activeDeadlineSeconds must be more than 0");
+            } else {
+                draft.pod.set("active_deadline", Value::Int(s), Some(&at)).note(
+                    "The pod's or the Job's activeDeadlineSeconds (the shorter): podinit ends the pod when it is spent (exit 124).",
+                );
+            }
+        }
+    }
+
+    /// A whole number of seconds under `key` of `node`, not negative.
+    fn seconds(&mut self, node: &Node, path: &str, key: &str) -> Option<(i64, Place)> {
+        let n = node.get(key)?;
+        let at = place(n.at, join(path, key));
+        match n.as_int() {
+            Some(s) if s >= 0 => Some((s, at)),
+            Some(s) => {
+                self.ctx.error(Some(&at), format!("{key} must not be negative (found {s})"));
+                None
+            }
+            None => {
+                self.ctx
+                    .error(Some(&at), format!("{key} must be a whole number of seconds, found {}", n.kind()));
+                None
+            }
+        }
+    }
+
+    /// A string value; numbers, booleans and nulls are refused as the API
+    /// server refuses them where it wants a string (quote them).
+    fn string(&mut self, n: &Node, at: &Place) -> Option<String> {
+        match &n.value {
+            yaml::Value::Scalar { text, quoted: true } => Some(text.clone()),
+            yaml::Value::Scalar { text, quoted: false } if n.kind() == "a string" => Some(text.clone()),
+            _ => {
+                self.ctx
+                    .error(Some(at), format!("expected a string, found {} (quote it: \"...\")", n.kind()));
+                None
+            }
+        }
+    }
+
+    /// A list of strings (`command`, `args`, `exec.command`).
+    fn strings(&mut self, n: &Node, at: &Place) -> Option<Vec<String>> {
+        let Some(items) = n.as_seq() else {
+            self.ctx.error(Some(at), format!("expected a list of strings, found {}", n.kind()));
+            return None;
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            out.push(self.string(item, &place(item.at, format!("{}[{i}]", at.key)))?);
+        }
+        Some(out)
+    }
+
+    /// A security context's user: `uid[:gid]`, or `None`; refuses what the
+    /// kubelet refuses (`runAsNonRoot` with user 0).
+    fn security(&mut self, s: &Node, path: &str) -> Security {
+        let mut out = Security::default();
+        if !self.fields(s, path, SECURITY_CONTEXT) {
+            return out;
+        }
+        out.user = self.seconds(s, path, "runAsUser");
+        out.group = self.seconds(s, path, "runAsGroup");
+        if let Some(n) = s.get("runAsNonRoot") {
+            let at = place(n.at, join(path, "runAsNonRoot"));
+            match n.as_bool() {
+                Some(b) => out.non_root = Some((b, at)),
+                None => self.ctx.error(Some(&at), format!("expected true or false, found {}", n.kind())),
+            }
+        }
+        if let Some(n) = s.get("allowPrivilegeEscalation") {
+            let at = place(n.at, join(path, "allowPrivilegeEscalation"));
+            match n.as_bool() {
+                Some(b) => out.no_new_privileges = Some((!b, at)),
+                None => self.ctx.error(Some(&at), format!("expected true or false, found {}", n.kind())),
+            }
+        }
+        out
+    }
+
+    /// One container as a `[[process]]`.
+    fn container(&mut self, c: &Node, path: &str, is_init: bool, pod_security: &Security) -> Option<Process> {
+        if !self.fields(c, path, CONTAINER) {
+            return None;
+        }
+        let at = place(c.at, path);
+        let Some(raw_name) = c.get("name").and_then(|n| self.string(n, &place(n.at, join(path, "name"))))
+        else {
+            self.ctx.error(Some(&at), "a container needs a `name`");
+            return None;
+        };
+        let name_at = place(c.get("name").map_or(c.at, |n| n.at), join(path, "name"));
+        // Container names are DNS labels in Kubernetes too: a bad one is the
+        // validator's error, at this place.
+        let name = raw_name.clone();
+        let sidecar = match c.get("restartPolicy") {
+            Some(n) => {
+                let rp_at = place(n.at, join(path, "restartPolicy"));
+                match self.string(n, &rp_at).as_deref() {
+                    Some("Always") if is_init => true,
+                    Some(p @ ("Always" | "OnFailure" | "Never")) if !is_init => {
+                        let _ = p;
+                        false
+                    }
+                    Some(other) if is_init => {
+                        self.ctx.error(Some(&rp_at), format!("restartPolicy {other:?} on an init container: only \"Always\" is allowed (it makes a sidecar; KEP-753)"));
+                        false
+                    }
+                    Some(other) => {
+                        self.ctx.error(
+                            Some(&rp_at),
+                            format!("restartPolicy {other:?}: expected Always, OnFailure or Never"),
+                        );
+                        false
+                    }
+                    None => false,
+                }
+            }
+            None => false,
+        };
+        let role = match (is_init, sidecar) {
+            (true, false) => "init",
+            (true, true) => "sidecar",
+            (false, _) => "main",
+        };
+        let mut p = Process::new(&name, role, Some(&name_at));
+        if role == "sidecar" {
+            p.table.set("hold_until", "started", None).note(
+                "As the kubelet: the next container starts once this sidecar is started (startup probe passed), not ready.",
+            );
+        }
+        if !is_init {
+            if let Some(n) = c.get("restartPolicy") {
+                let rp_at = place(n.at, join(path, "restartPolicy"));
+                if let Some(policy) = n.as_str() {
+                    p.table.set("restart_policy", policy, Some(&rp_at));
+                }
+            }
+        }
+        // The environment first: `$(VAR)` in the command refers to it.
+        let env = self.env(c, path);
+        self.command(c, path, &name, &raw_name, &env, &mut p);
+        if let Some(w) = c.get("workingDir") {
+            let w_at = place(w.at, join(path, "workingDir"));
+            if let Some(dir) = self.string(w, &w_at) {
+                p.table.set("working_dir", dir, Some(&w_at));
+            }
+        }
+        if !env.is_empty() {
+            let mut table = Table::default();
+            for (k, v, at) in &env {
+                table.set(k, v.as_str(), Some(at));
+            }
+            p.table.set("env", table, None);
+        }
+        let ports = self.ports(c, path);
+        for (key, toml_key) in [
+            ("startupProbe", "startup_probe"),
+            ("readinessProbe", "readiness_probe"),
+            ("livenessProbe", "liveness_probe"),
+        ] {
+            if let Some(probe) = c.get(key) {
+                if let Some(t) = self.probe(probe, &join(path, key), &ports) {
+                    p.table.set(toml_key, t, Some(&place(probe.at, join(path, key))));
+                }
+            }
+        }
+        if let Some(l) = c.get("lifecycle") {
+            if role == "init" {
+                self.ctx.error(Some(&place(l.at, join(path, "lifecycle"))), "lifecycle is not allowed on an init container without restartPolicy: Always (the Kubernetes API refuses it)");
+            } else {
+                self.lifecycle(l, &join(path, "lifecycle"), &ports, &mut p);
+            }
+        }
+        if let Some(r) = c.get("restartPolicyRules") {
+            self.restart_rules(r, &join(path, "restartPolicyRules"), &mut p);
+        }
+        let own = c
+            .get("securityContext")
+            .map(|s| self.security(s, &join(path, "securityContext")))
+            .unwrap_or_default();
+        self.user(&own, pod_security, &mut p);
+        let key = format!("podinit.io/process.{raw_name}");
+        if let Some(extra) = self.meta.annotations.get(&key).cloned() {
+            self.merge_annotation(&mut p.table, &extra, &name_at, &key);
+        }
+        Some(p)
+    }
+
+    /// The argv: `command` plus `args`, `$(VAR)` expanded, run without a
+    /// shell; or, for a container without `command`, the command that
+    /// `--command` or the annotation gives, else the entry written out
+    /// commented (the image's ENTRYPOINT is not known here).
+    fn command(&mut self, c: &Node, path: &str, name: &str, raw_name: &str, env: &Env, p: &mut Process) {
+        let lookup = |var: &str| env.iter().rev().find(|(k, _, _)| k == var).map(|(_, v, _)| v.clone());
+        let args = match c.get("args") {
+            Some(a) => self.strings(a, &place(a.at, join(path, "args"))).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let args: Vec<String> = args.iter().map(|a| expand(a, &lookup)).collect();
+        if let Some(cmd) = c.get("command") {
+            let at = place(cmd.at, join(path, "command"));
+            if let Some(command) = self.strings(cmd, &at) {
+                let argv: Vec<String> = command.iter().map(|a| expand(a, &lookup)).chain(args).collect();
+                p.table.set("command", Value::argv(&argv), Some(&at));
+            }
+            return;
+        }
+        let annotation = format!("{ANNOTATION}command.{raw_name}");
+        let given = self
+            .ctx
+            .command_for(name)
+            .or_else(|| self.ctx.command_for(raw_name))
+            .map(str::to_owned)
+            .or_else(|| self.meta.annotations.get(&annotation).cloned());
+        let at = place(c.at, path);
+        match given {
+            Some(cmd) if args.is_empty() => {
+                p.table.set("command", cmd, Some(&at));
+            }
+            Some(cmd) => {
+                // The given command stands for the image's ENTRYPOINT: the
+                // container's args follow it, as on a cluster.
+                let mut argv =
+                    vec!["/bin/sh".to_owned(), "-c".to_owned(), format!("{cmd} \"$@\""), name.to_owned()];
+                argv.extend(args);
+                p.table.set("command", Value::argv(&argv), Some(&at)).note(
+                    "The given command stands for the image's ENTRYPOINT; the container's args follow it.",
+                );
+            }
+            None => {
+                p.commented_out = true;
+                let image = c.get("image").and_then(Node::as_str).unwrap_or("its image");
+                p.comment.push(format!(
+                    "container {raw_name:?} has no `command`: on a cluster it runs the ENTRYPOINT of {image}, which one image does not have for each container; give it with --command {name}=CMD or the annotation {annotation}"
+                ));
+                if !args.is_empty() {
+                    p.table
+                        .set("command", Value::argv(&args), Some(&at))
+                        .note("args only: the ENTRYPOINT goes before them");
+                }
+                self.ctx.note(NoteKind::Dropped, Some(&at), format!("container {raw_name:?} has no `command` (its image {image} gives one on a cluster); written commented out: give one with --command {name}=CMD or the annotation {annotation}"));
+            }
+        }
+    }
+
+    /// `user` and `no_new_privileges` from the container's security context,
+    /// falling back to the pod's (as Kubernetes does).
+    fn user(&mut self, own: &Security, pod: &Security, p: &mut Process) {
+        let user = own.user.clone().or_else(|| pod.user.clone());
+        let group = own.group.clone().or_else(|| pod.group.clone());
+        let non_root = own.non_root.clone().or_else(|| pod.non_root.clone());
+        if let Some((uid, at)) = &user {
+            let value = match &group {
+                Some((gid, _)) => format!("{uid}:{gid}"),
+                None => uid.to_string(),
+            };
+            p.table.set("user", value, Some(at));
+        } else if let Some((gid, at)) = &group {
+            self.ctx.note(NoteKind::Approximated, Some(at), format!("runAsGroup {gid} without runAsUser: podinit changes the group only with the user; the process keeps podinit's user and group"));
+        }
+        if let Some((true, at)) = &non_root {
+            match &user {
+                Some((0, _)) => self.ctx.error(Some(at), "runAsNonRoot is true and runAsUser is 0: the kubelet refuses to start this container"),
+                Some(_) => {}
+                None => self.ctx.note(NoteKind::Approximated, Some(at), "runAsNonRoot without runAsUser: the process runs as podinit's user; the kubelet would refuse to start it if that is root"),
+            }
+        }
+        if let Some((no_new, at)) = own.no_new_privileges.clone() {
+            p.table.set("no_new_privileges", no_new, Some(&at));
+        }
+    }
+
+    /// Merges a `podinit.io/process.<c>` or `podinit.io/pod` annotation (an
+    /// inline TOML table) into `table`.
+    fn merge_annotation(&mut self, table: &mut Table, text: &str, at: &Place, key: &str) {
+        let parsed: Result<toml::Table, _> = toml::from_str(&format!("x = {text}"));
+        match parsed.map(|mut t| t.remove("x")) {
+            Ok(Some(toml::Value::Table(extra))) => {
+                for (k, v) in extra {
+                    table.set(&k, from_toml(v), Some(at));
+                }
+            }
+            Ok(_) => self.ctx.error(
+                Some(at),
+                format!("annotation {key}: expected an inline TOML table such as {{ max_restarts = 5 }}"),
+            ),
+            Err(e) => self
+                .ctx
+                .error(Some(at), format!("annotation {key}: not an inline TOML table: {}", e.message())),
+        }
+    }
+}
+
+/// A security context's settings that podinit reads, each with its place.
+#[derive(Default, Clone)]
+struct Security {
+    user: Option<(i64, Place)>,
+    group: Option<(i64, Place)>,
+    non_root: Option<(bool, Place)>,
+    no_new_privileges: Option<(bool, Place)>,
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// A TOML value of an annotation as a draft value.
+fn from_toml(v: toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::Str(s),
+        toml::Value::Integer(n) => Value::Int(n),
+        toml::Value::Boolean(b) => Value::Bool(b),
+        toml::Value::Array(items) => Value::List(items.into_iter().map(from_toml).collect()),
+        toml::Value::Table(t) => {
+            let mut table = Table::default();
+            for (k, v) in t {
+                table.set(&k, from_toml(v), None);
+            }
+            Value::Table(table)
+        }
+        toml::Value::Float(f) => Value::Str(f.to_string()),
+        toml::Value::Datetime(d) => Value::Str(d.to_string()),
+    }
+}
