@@ -115,7 +115,9 @@ pub fn parse_with(
                 };
                 let tail = tail.trim();
                 if !tail.is_empty() && !tail.starts_with('#') {
-                    return Err(format!("line {start}: text after the closing {q} of {key}'s value: {tail:?}"));
+                    return Err(format!(
+                        "line {start}: text after the closing {q} of {key}'s value: {tail:?}"
+                    ));
                 }
                 if q == '"' {
                     resolve(&body, &pairs)?
@@ -161,7 +163,8 @@ pub fn interpolate(s: &str, lookup: &mut dyn FnMut(&str) -> Option<String>) -> R
             out.push('$');
             rest = a;
         } else if let Some(inner) = after.strip_prefix('{') {
-            let end = closing_brace(inner).ok_or_else(|| format!("invalid interpolation: {s:?} has a `${{` without its `}}`"))?;
+            let end = closing_brace(inner)
+                .ok_or_else(|| format!("invalid interpolation: {s:?} has a `${{` without its `}}`"))?;
             out.push_str(&braced(&inner[..end], lookup)?);
             rest = &inner[end + 1..];
         } else if after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
@@ -214,7 +217,11 @@ fn braced(expr: &str, lookup: &mut dyn FnMut(&str) -> Option<String>) -> Result<
         _ if op.starts_with(":?") => (non_empty, &op[2..]),
         _ if op.starts_with(":+") => (non_empty, &op[2..]),
         _ if op.starts_with(['-', '?', '+']) => (set, &op[1..]),
-        _ => return Err(format!("invalid interpolation: ${{{expr}}} (Compose has :- - :? ? :+ +, nothing else)")),
+        _ => {
+            return Err(format!(
+                "invalid interpolation: ${{{expr}}} (Compose has :- - :? ? :+ +, nothing else)"
+            ))
+        }
     };
     let kind = op.trim_start_matches(':').as_bytes()[0];
     match (kind, test) {
@@ -256,7 +263,8 @@ mod tests {
         // an error now (bad_lines_are_named).
         let text = "# comment\n\nA=1\nexport B = two \nC=\"quoted value\"\nD='single'\nF=\nG=a=b\n";
         let got = parse(text).unwrap();
-        let want = [("A", "1"), ("B", "two"), ("C", "quoted value"), ("D", "single"), ("F", ""), ("G", "a=b")];
+        let want =
+            [("A", "1"), ("B", "two"), ("C", "quoted value"), ("D", "single"), ("F", ""), ("G", "a=b")];
         assert_eq!(got.len(), want.len());
         for ((k, v), (wk, wv)) in got.iter().zip(want) {
             assert_eq!((k.as_str(), v.as_str()), (wk, wv));

@@ -13,6 +13,7 @@
 //!
 //! The layer reads files but starts nothing.
 
+pub mod compose;
 pub mod draft;
 pub mod kubernetes;
 pub mod yaml;
@@ -211,6 +212,7 @@ pub fn import(format: Format, path: &Path, text: &str, opts: &ImportOptions) -> 
     let mut ctx = Ctx { file: file.clone(), dir, opts, notes: Vec::new(), errors: Vec::new() };
     let draft = match format {
         Format::Kubernetes => kubernetes::read(text, &mut ctx),
+        Format::Compose => compose::read(text, &mut ctx),
         Format::Toml => {
             ctx.error(None, "this is podinit's own format already: nothing to import");
             draft::Draft::default()
