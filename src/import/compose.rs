@@ -137,8 +137,9 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
         return draft;
     }
     let services = active(services, &env, ctx);
-    let Some(order) = order(&services, ctx) else { return draft };
     let Some(roles) = roles(&services, ctx) else { return draft };
+    let mains: Vec<bool> = roles.iter().map(|(role, _)| *role == "main").collect();
+    let Some(order) = order(&services, &mains, ctx) else { return draft };
 
     draft.comment.push(format!(
         "Imported from {} (Compose) by podinit import: docs/import.md, \"Compose\".",
@@ -199,6 +200,8 @@ fn interpolate_tree(node: Node, path: &str, env: &BTreeMap<String, String>, ctx:
                             );
                         }
                     }
+                    // An empty result is an empty string, not YAML's null.
+                    let quoted = quoted || t.is_empty();
                     yaml::Value::Scalar { text: t, quoted }
                 }
                 Err(e) => {
@@ -321,7 +324,7 @@ fn active(services: Vec<Service>, env: &BTreeMap<String, String>, ctx: &mut Ctx)
 
 /// The start order: every service after what it depends on, otherwise in
 /// file order; mains last. `None` (with an error) for a cycle.
-fn order(services: &[Service], ctx: &mut Ctx) -> Option<Vec<usize>> {
+fn order(services: &[Service], mains: &[bool], ctx: &mut Ctx) -> Option<Vec<usize>> {
     if !ctx.errors.is_empty() {
         return None;
     }
@@ -375,8 +378,7 @@ fn order(services: &[Service], ctx: &mut Ctx) -> Option<Vec<usize>> {
     }
     // Mains (nothing depends on them) last, in file order: podinit starts
     // them together after the rest.
-    let needed: BTreeSet<usize> = deps.iter().flatten().copied().collect();
-    let (mut first, mains): (Vec<usize>, Vec<usize>) = out.into_iter().partition(|i| needed.contains(i));
+    let (mains, mut first): (Vec<usize>, Vec<usize>) = out.into_iter().partition(|&i| mains[i]);
     let chain = first.windows(2).all(|w| deps[w[1]].contains(&w[0]));
     if !chain {
         let names: Vec<&str> = first.iter().map(|&i| services[i].raw.as_str()).collect();
@@ -397,6 +399,9 @@ fn order(services: &[Service], ctx: &mut Ctx) -> Option<Vec<usize>> {
 /// services that depend on it wait for (the strongest condition wins).
 /// `None` (with an error) when `--main` names a service badly.
 fn roles(services: &[Service], ctx: &mut Ctx) -> Option<Vec<(&'static str, Option<&'static str>)>> {
+    if !ctx.errors.is_empty() {
+        return None;
+    }
     let mut wanted: BTreeMap<&str, Condition> = BTreeMap::new();
     for s in services {
         for d in &s.deps {
