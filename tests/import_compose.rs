@@ -678,3 +678,55 @@ fn the_profiles_example_runs_with_the_profile_from_the_environment() {
         out.report()
     );
 }
+
+/// The real files of tests/corpus/compose read as Compose reads them (with
+/// a `--command` for each service that runs its image's default). Each is
+/// copied to a directory where the build directories and env files it names
+/// exist (empty), since Compose refuses a file without them.
+#[test]
+fn the_corpus_reads_as_compose_reads_it() {
+    let Some(python) = reference_python() else { return };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/compose");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let mut compared = 0;
+    for original in files {
+        let base = original.file_name().unwrap().to_string_lossy().into_owned();
+        if base == "SOURCES.md" || base.starts_with('.') || base.ends_with(".inc") {
+            continue;
+        }
+        let td = TestDir::new();
+        let file = td.path().join(&base);
+        std::fs::copy(&original, &file).unwrap();
+        let mut tries = 0;
+        let compose = loop {
+            match reference(&python, &file, &[], &[]) {
+                Ok(c) => break c,
+                Err(e) if tries < 20 => {
+                    tries += 1;
+                    if let Some(path) = e.split("build path ").nth(1).and_then(|r| r.split(' ').next()) {
+                        std::fs::create_dir_all(path).unwrap();
+                    } else if let Some(path) = e.split("Couldn't find env file: ").nth(1) {
+                        let path = Path::new(path.trim());
+                        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                        std::fs::write(path, "").unwrap();
+                    } else {
+                        panic!("Compose 1.29 refuses {base}: {e}");
+                    }
+                }
+                Err(e) => panic!("Compose 1.29 refuses {base}: {e}"),
+            }
+        };
+        let commands: Vec<String> = compose["services"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(_, s)| s["argv"].as_array().unwrap().is_empty())
+            .map(|(name, _)| format!("{name}=true"))
+            .collect();
+        let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+        same_as_compose(&python, &file, &[], &commands, &[]);
+        compared += 1;
+    }
+    assert!(compared >= 5, "only {compared} corpus files compared");
+}

@@ -91,7 +91,7 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
         return draft;
     }
     let env = environment(ctx);
-    let root = interpolate_tree(docs.remove(0), "", &env, ctx);
+    let root = interpolate_tree(docs.remove(0), "", &env, &mut BTreeSet::new(), ctx);
     let Some(top) = root.as_map() else {
         ctx.error(Some(&place(root.at, "")), format!("a Compose file is a mapping, not {}", root.kind()));
         return draft;
@@ -177,7 +177,14 @@ fn environment(ctx: &mut Ctx) -> BTreeMap<String, String> {
 /// The tree with every scalar value interpolated (keys are not). An unset
 /// variable without a default becomes the empty string, with a note, as
 /// Compose warns.
-fn interpolate_tree(node: Node, path: &str, env: &BTreeMap<String, String>, ctx: &mut Ctx) -> Node {
+/// Each unset variable is noted once (`noted`).
+fn interpolate_tree(
+    node: Node,
+    path: &str,
+    env: &BTreeMap<String, String>,
+    noted: &mut BTreeSet<String>,
+    ctx: &mut Ctx,
+) -> Node {
     let at = node.at;
     let value = match node.value {
         yaml::Value::Scalar { text, quoted } if text.contains('$') => {
@@ -192,7 +199,7 @@ fn interpolate_tree(node: Node, path: &str, env: &BTreeMap<String, String>, ctx:
             match envfile::interpolate(&text, &mut lookup) {
                 Ok(t) => {
                     for name in missing {
-                        if !has_default(&text, &name) {
+                        if !has_default(&text, &name) && noted.insert(name.clone()) {
                             ctx.note(
                                 NoteKind::Decision,
                                 Some(&place(at, path)),
@@ -214,7 +221,7 @@ fn interpolate_tree(node: Node, path: &str, env: &BTreeMap<String, String>, ctx:
             items
                 .into_iter()
                 .enumerate()
-                .map(|(i, n)| interpolate_tree(n, &format!("{path}[{i}]"), env, ctx))
+                .map(|(i, n)| interpolate_tree(n, &format!("{path}[{i}]"), env, noted, ctx))
                 .collect(),
         ),
         yaml::Value::Map(entries) => yaml::Value::Map(
@@ -222,7 +229,7 @@ fn interpolate_tree(node: Node, path: &str, env: &BTreeMap<String, String>, ctx:
                 .into_iter()
                 .map(|(k, n)| {
                     let p = if path.is_empty() { k.name.clone() } else { format!("{path}.{}", k.name) };
-                    let n = interpolate_tree(n, &p, env, ctx);
+                    let n = interpolate_tree(n, &p, env, noted, ctx);
                     (k, n)
                 })
                 .collect(),
@@ -402,8 +409,20 @@ fn roles(services: &[Service], ctx: &mut Ctx) -> Option<Vec<(&'static str, Optio
     if !ctx.errors.is_empty() {
         return None;
     }
+    // Only what will run decides: a service written out commented (no
+    // command) waits for nothing, so the pod keeps a main to run.
     let mut wanted: BTreeMap<&str, Condition> = BTreeMap::new();
     for s in services {
+        if !runnable(s, ctx) {
+            if !s.deps.is_empty() {
+                ctx.note(
+                    NoteKind::Decision,
+                    Some(&s.at),
+                    format!("{} has no command here, so what it depends on is started as if nothing waited for it", s.raw),
+                );
+            }
+            continue;
+        }
         for d in &s.deps {
             let w = wanted.entry(d.target.as_str()).or_insert(d.condition);
             *w = (*w).max(d.condition);
@@ -448,6 +467,12 @@ fn roles(services: &[Service], ctx: &mut Ctx) -> Option<Vec<(&'static str, Optio
             })
             .collect(),
     )
+}
+
+/// Whether `s` has a command: its own, or one from `--command`.
+fn runnable(s: &Service, ctx: &Ctx) -> bool {
+    s.entrypoint.iter().chain(&s.command).any(|(w, _)| !w.is_empty())
+        || ctx.command_for(&s.raw).or_else(|| ctx.command_for(&s.name)).is_some()
 }
 
 /// `[pod] termination_grace_period`: the largest `stop_grace_period` (10 s
