@@ -730,3 +730,91 @@ fn the_corpus_reads_as_compose_reads_it() {
     }
     assert!(compared >= 5, "only {compared} corpus files compared");
 }
+
+/// What Compose 1.29 does not know (lifecycle hooks, several env files, an
+/// optional one, start_interval) read as the Compose Specification says, and
+/// run as PID 1: the hooks run, the env files' values arrive.
+#[test]
+fn hooks_env_files_and_start_interval_of_the_specification() {
+    let td = TestDir::new();
+    td.write("a.env", "SHARED=from-a\nONLY_A='literal $x'\n");
+    td.write("b.env", "SHARED=\"from-b\" # later files win\nGREETING=\"say \\\"hi\\\"\"\n");
+    let file = td.write(
+        "compose.yaml",
+        r#"
+services:
+  db:
+    command: ["sh", "-c", "echo db >> '@REC@'; touch '@DIR@/db.ready'; exec sleep 30"]
+    healthcheck:
+      test: ["CMD", "test", "-f", "@DIR@/db.ready"]
+      interval: 1m
+      start_period: 2s
+      start_interval: 100ms
+    stop_signal: SIGKILL
+  app:
+    command:
+      - sh
+      - -c
+      - >-
+        i=0; while [ $$i -lt 500 ] && ! grep -qx post_start '@REC@'; do sleep 0.02; i=$$((i+1)); done;
+        echo "app $$SHARED $$ONLY_A $$GREETING $$OWN" >> '@REC@'
+    oom_score_adj: 100
+    security_opt: ["no-new-privileges:true", "label=disable"]
+    env_file:
+      - a.env
+      - path: b.env
+      - path: missing.env
+        required: false
+    environment:
+      OWN: own
+    post_start:
+      - command: ["sh", "-c", "echo post_start >> '@REC@'"]
+      - command: echo second
+    pre_stop:
+      - command: sh -c 'echo pre_stop >> @REC@'
+        user: root
+    depends_on:
+      db:
+        condition: service_healthy
+"#,
+    );
+    let (toml, report) = import_ok(&file, &[], &[]);
+    let procs = processes(&toml);
+    let (db, app) = (procs[0], procs[1]);
+    let startup = db["startup_probe"].as_table().unwrap();
+    assert_eq!(str_of(startup, "period"), Some("100ms"));
+    assert_eq!(startup["failure_threshold"].as_integer(), Some(3 + 20));
+    assert_eq!(str_of(db["readiness_probe"].as_table().unwrap(), "period"), Some("60s"));
+    assert_eq!(app["oom_score_adj"].as_integer(), Some(100));
+    assert_eq!(app["no_new_privileges"].as_bool(), Some(true));
+    assert_eq!(str_of(app, "env_file"), None);
+    assert_eq!(app["env"]["SHARED"].as_str(), Some("from-b"));
+    assert_eq!(app["env"]["ONLY_A"].as_str(), Some("literal $x"));
+    assert_eq!(app["env"]["OWN"].as_str(), Some("own"));
+    for want in [
+        "services.app.post_start[1]: dropped: podinit runs one hook of each kind",
+        "services.app.pre_stop[0].user: dropped",
+        "missing.env\" cannot be read",
+        "services.app.security_opt: ignored: security_opt \"label=disable\"",
+    ] {
+        assert!(report.contains(want), "expected {want:?} in\n{report}");
+    }
+
+    let out = td.podinit().config(&file).deadline(Duration::from_secs(20)).run();
+    out.assert_code(0);
+    assert_eq!(out.records, ["db", "post_start", "app from-b literal $x say \"hi\" own"], "{}", out.report());
+}
+
+#[test]
+fn a_command_for_no_service_is_an_error() {
+    let td = TestDir::new();
+    let file = td.write(
+        "compose.yaml",
+        "services:\n  app:\n    command: x\n  dev:\n    image: y\n    profiles: [dev]\n",
+    );
+    let (code, _, report) = import(&file, &["--command", "ap=sleep 1"], &[]);
+    assert_eq!(code, Some(2), "{report}");
+    assert!(report.contains("--command ap=...: no service of this file has this name"), "{report}");
+    let (_, report) = import_ok(&file, &["--command", "dev=sleep 1"], &[]);
+    assert!(report.contains("--command dev=...: dev is left out"), "{report}");
+}

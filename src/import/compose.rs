@@ -136,7 +136,25 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
     if !ctx.errors.is_empty() {
         return draft;
     }
+    let every: Vec<(String, String)> = services.iter().map(|s| (s.raw.clone(), s.name.clone())).collect();
     let services = active(services, &env, ctx);
+    // A `--command` for no service is a typo; for a left-out one, a note.
+    let opts = ctx.opts;
+    for (name, _) in &opts.commands {
+        let is = |(raw, entry): &(String, String)| raw == name || entry == name;
+        if services.iter().any(|s| &s.raw == name || &s.name == name) {
+            continue;
+        }
+        if every.iter().any(is) {
+            ctx.note(
+                NoteKind::Ignored,
+                None,
+                format!("--command {name}=...: {name} is left out (its profiles are not active)"),
+            );
+        } else {
+            ctx.error(None, format!("--command {name}=...: no service of this file has this name"));
+        }
+    }
     let Some(roles) = roles(&services, ctx) else { return draft };
     let mains: Vec<bool> = roles.iter().map(|(role, _)| *role == "main").collect();
     let Some(order) = order(&services, &mains, ctx) else { return draft };
