@@ -86,6 +86,10 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
             return draft;
         }
     };
+    if docs.is_empty() {
+        ctx.error(None, "the file is empty: a Compose file has services");
+        return draft;
+    }
     if docs.len() != 1 {
         ctx.error(None, format!("a Compose file is one YAML document, this one has {}", docs.len()));
         return draft;
@@ -627,7 +631,7 @@ fn process(s: &Service, role: &str, hold: Option<&str>, ctx: &mut Ctx) -> Proces
             (_, Some("ready")) => {
                 let period = if h.start_period.is_zero() { h.interval } else { h.start_interval };
                 let grace = h.start_period.as_millis().div_ceil(period.as_millis().max(1));
-                let failures = h.retries + i64::try_from(grace).unwrap_or(i64::MAX / 2);
+                let failures = h.retries.saturating_add(i64::try_from(grace).unwrap_or(i64::MAX));
                 p.table.set("startup_probe", probe(period, failures), Some(&h.at)).note(
                     "The healthcheck, until it first passes (start_period counted as failures allowed).",
                 );
@@ -972,6 +976,9 @@ fn env_files(v: &Node, at: &Place, s: &mut Service, ctx: &mut Ctx) {
         } else if let Some(p) = string(item, &item_at, ctx) {
             files.push((p, true, false, item_at));
         }
+    }
+    if files.is_empty() {
+        return;
     }
     if let [(path, true, false, file_at)] = files.as_slice() {
         if !ctx.dir.join(path).is_file() {
