@@ -597,7 +597,7 @@ fn what_podinit_cannot_honour_is_reported() {
     let td = TestDir::new();
     let file = td.write(
         "compose.yaml",
-        "version: \"3.8\"\nservices:\n  db:\n    command: sleep 9\n    image: pg\n    ports: [\"5432:5432\"]\n    deploy:\n      replicas: 2\n  app:\n    command: sleep 1\n    environment: [PASSED, SET=1, EMPTY=]\n    depends_on:\n      db:\n        condition: service_started\n        restart: true\n    extends: base\n    x-note: hello\nnetworks:\n  default: {}\nx-top: 1\n",
+        "version: \"3.8\"\nservices:\n  db:\n    command: sleep 9\n    image: pg\n    ports: [\"5432:5432\"]\n    deploy:\n      replicas: 2\n  app:\n    command: sleep ${UNSET_X} ${UNSET_X:-1}\n    environment: [PASSED, SET=1, EMPTY=]\n    depends_on:\n      db:\n        condition: service_started\n        restart: true\n    extends: base\n    x-note: hello\nnetworks:\n  default: {}\nx-top: 1\n",
     );
     let (code, _, report) = import(&file, &[], &[]);
     assert_eq!(code, Some(0), "{report}");
@@ -613,6 +613,7 @@ fn what_podinit_cannot_honour_is_reported() {
         "compose.yaml:18:1: networks: ignored",
         "compose.yaml:20:1: x-top: ignored",
         "services.db: approximated: db is a sidecar, and podinit restarts a sidecar after every exit; the file says restart: no",
+        "compose.yaml:10:14: services.app.command: note: the variable UNSET_X is not set: it is an empty string here",
     ] {
         assert!(report.contains(want), "expected {want:?} in\n{report}");
     }
@@ -652,6 +653,13 @@ fn the_web_stack_starts_in_dependency_order_and_stops_in_reverse() {
     assert!(mains_stopped < at("cache stopping"), "{}", out.report());
     assert!(at("cache stopping") < at("db stopping"), "{}", out.report());
     assert_eq!(r.iter().filter(|l| l.starts_with("migrate ran")).count(), 1, "{}", out.report());
+
+    // The order is one of several Compose could take: the report says which.
+    let (_, report) = import_ok(&example("web-stack/compose.yaml"), &[], &[]);
+    assert!(
+        report.contains("the dependencies are not one chain: Compose starts services whose dependencies are met in parallel, podinit starts them one at a time in this order: db, cache, migrate"),
+        "{report}"
+    );
 }
 
 /// profiles: `COMPOSE_PROFILES=jobs` makes api a sidecar for the scheduler;
