@@ -165,7 +165,7 @@ A=from_file
 export B=exported
 C="double quoted"
 D='single quoted'
-E=""twice""
+E="\"twice\""
 F=a=b=c
 G=
 H=file_value

@@ -13,6 +13,7 @@
 //!
 //! The layer reads files but starts nothing.
 
+pub mod compose;
 pub mod draft;
 pub mod export;
 pub mod kubernetes;
@@ -217,6 +218,7 @@ pub fn import(
     let mut ctx = Ctx { file: file.clone(), dir, opts, notes: Vec::new(), errors: Vec::new() };
     let draft = match format {
         Format::Kubernetes => kubernetes::read(text, &mut ctx),
+        Format::Compose => compose::read(text, &mut ctx),
         Format::Toml => {
             ctx.error(None, "this is podinit's own format already: nothing to import");
             draft::Draft::default()
