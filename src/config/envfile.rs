@@ -41,6 +41,23 @@ pub fn parse_with(
     text: &str,
     lookup: &mut dyn FnMut(&str) -> Option<String>,
 ) -> Result<Vec<(String, String)>, String> {
+    parse_inner(text, Some(lookup))
+}
+
+/// [`parse`] without interpolation: `$` is kept as written. For the env file
+/// an init writes (`PODINIT_ENV_FILE`): values a program wrote are data, and a
+/// `$` in a password must not become an empty variable.
+///
+/// # Errors
+/// As [`parse`], but for `${...}`, which is not read.
+pub fn parse_literal(text: &str) -> Result<Vec<(String, String)>, String> {
+    parse_inner(text, None)
+}
+
+fn parse_inner(
+    text: &str,
+    mut lookup: Option<&mut dyn FnMut(&str) -> Option<String>>,
+) -> Result<Vec<(String, String)>, String> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut rest = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut line_no = 0;
@@ -65,6 +82,7 @@ pub fn parse_with(
         }
         let value = value.trim_start();
         let mut resolve = |s: &str, pairs: &[(String, String)]| {
+            let Some(lookup) = lookup.as_mut() else { return Ok(s.to_owned()) };
             interpolate(s, &mut |name| {
                 pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.clone()).or_else(|| lookup(name))
             })
@@ -241,6 +259,13 @@ fn braced(expr: &str, lookup: &mut dyn FnMut(&str) -> Option<String>) -> Result<
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_init_env_file_is_read_literally() {
+        let got = super::parse_literal("A=1\nB=x$A${A}\nC=\"q\\\"$A\"\n").unwrap();
+        assert_eq!(got[1].1, "x$A${A}");
+        assert_eq!(got[2].1, "q\"$A");
+    }
+
     use super::{interpolate, parse, parse_with};
 
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl FnMut(&str) -> Option<String> + 'a {

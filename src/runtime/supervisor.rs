@@ -530,7 +530,7 @@ impl Runtime {
         }
         let pairs = crate::config::validate::read_text_no_symlink(&file)
             .map_err(|e| e.to_string())
-            .and_then(|text| crate::config::envfile::parse(&text));
+            .and_then(|text| crate::config::envfile::parse_literal(&text));
         match pairs {
             Ok(pairs) => {
                 let names: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
