@@ -54,10 +54,10 @@ pub fn parse_literal(text: &str) -> Result<Vec<(String, String)>, String> {
     parse_inner(text, None)
 }
 
-fn parse_inner(
-    text: &str,
-    mut lookup: Option<&mut dyn FnMut(&str) -> Option<String>>,
-) -> Result<Vec<(String, String)>, String> {
+/// Looks a variable up by name.
+type Lookup<'a> = &'a mut dyn FnMut(&str) -> Option<String>;
+
+fn parse_inner(text: &str, mut lookup: Option<Lookup>) -> Result<Vec<(String, String)>, String> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut rest = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut line_no = 0;
