@@ -282,6 +282,59 @@ fn merge(entries: &mut Vec<(Key, Node)>, merges: Vec<Node>) -> Result<(), Error>
 /// complex key, a bad merge, or a file that expands beyond [`MAX_NODES`];
 /// each with its place.
 pub fn parse(text: &str) -> Result<Vec<Node>, Error> {
+    let mut text = std::borrow::Cow::Borrowed(text);
+    for _ in 0..MAX_BRACKET_FIXES {
+        match parse_once(&text) {
+            Err(e) if e.message == "invalid indentation" => match reindent_bracket(&text, e.at.line) {
+                Some(fixed) => text = std::borrow::Cow::Owned(fixed),
+                None => return Err(e),
+            },
+            other => return other,
+        }
+    }
+    parse_once(&text)
+}
+
+/// Most closing brackets [`parse`] re-indents in one file.
+const MAX_BRACKET_FIXES: usize = 64;
+
+/// YAML 1.2 wants the lines of a flow collection indented deeper than the
+/// key it belongs to, so `key: [` ... `]` with the `]` under `key` is an
+/// error for saphyr-parser; Go's and Python's YAML readers (those of
+/// Kubernetes, Compose and supervisord's users) accept it, and real files
+/// have it. When the line of an indentation error starts with `]` or `}`,
+/// that bracket is moved under the line before it (which changes no value:
+/// only a closing bracket moves) and the file is read again.
+fn reindent_bracket(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let i = line.checked_sub(1)?;
+    let this = lines.get(i)?;
+    let body = this.trim_start_matches(' ');
+    if !body.starts_with([']', '}']) {
+        return None;
+    }
+    let prev = lines[..i].iter().rev().find(|l| !l.trim().is_empty())?;
+    let want = prev.len() - prev.trim_start_matches(' ').len();
+    let have = this.len() - body.len();
+    if want <= have {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + want);
+    for (j, l) in lines.iter().enumerate() {
+        if j > 0 {
+            out.push('\n');
+        }
+        if j == i {
+            out.push_str(&" ".repeat(want));
+            out.push_str(body);
+        } else {
+            out.push_str(l);
+        }
+    }
+    Some(out)
+}
+
+fn parse_once(text: &str) -> Result<Vec<Node>, Error> {
     let mut b = Builder { stack: Vec::new(), anchors: HashMap::new(), docs: Vec::new(), nodes: 0 };
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(|e| Error {
@@ -389,6 +442,19 @@ mod tests {
         }
         let e = parse(&text).unwrap_err();
         assert!(e.message.contains("more than"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_closing_bracket_under_its_key_reads_as_go_and_python_read_it() {
+        let doc = one("a:\n  b: [\n    \"x\",\n  ]\n  c: {\n    d: 1\n  }\n  e: 2\n");
+        let a = doc.get("a").unwrap();
+        assert_eq!(a.get("b").unwrap().as_seq().unwrap()[0].as_str(), Some("x"));
+        assert_eq!(a.get("c").unwrap().get("d").unwrap().as_int(), Some(1));
+        assert_eq!(a.get("e").unwrap().at, Pos { line: 8, col: 6 });
+        // A bracket in a block scalar is text: nothing is moved there.
+        let doc = one("a: |\n  {\n  }\nb: 1\n");
+        assert_eq!(doc.get("a").unwrap().as_str(), Some("{\n}\n"));
+        assert!(parse("a: |\n    {\n  }\n").is_err());
     }
 
     #[test]
