@@ -17,6 +17,7 @@ pub mod compose;
 pub mod draft;
 pub mod export;
 pub mod kubernetes;
+pub mod process_compose;
 pub mod procfile;
 pub mod yaml;
 
@@ -221,6 +222,7 @@ pub fn import(
         Format::Kubernetes => kubernetes::read(text, &mut ctx),
         Format::Compose => compose::read(text, &mut ctx),
         Format::Procfile => procfile::read(text, &mut ctx),
+        Format::ProcessCompose => process_compose::read(text, &mut ctx),
         Format::Toml => {
             ctx.error(None, "this is podinit's own format already: nothing to import");
             draft::Draft::default()
