@@ -21,12 +21,19 @@ use common::*;
 const WAIT: Duration = Duration::from_secs(15);
 
 fn example(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/import/process-compose").join(name).join("process-compose.yaml")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/import/process-compose")
+        .join(name)
+        .join("process-compose.yaml")
 }
 
 /// `podinit import FILE` in the test dir: (exit status, stdout, stderr).
 fn import(td: &TestDir, file: &str) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_podinit")).args(["import", file]).current_dir(td.path()).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args(["import", file])
+        .current_dir(td.path())
+        .output()
+        .unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -49,13 +56,21 @@ fn the_web_stack_example_starts_in_dependency_order() {
     run.signal(SIGTERM);
     let out = run.wait();
     out.assert_code(0);
-    let at = |needle: &str| out.stdout.find(needle).unwrap_or_else(|| panic!("{needle:?} missing:\n{}", out.report()));
+    let at = |needle: &str| {
+        out.stdout.find(needle).unwrap_or_else(|| panic!("{needle:?} missing:\n{}", out.report()))
+    };
     assert!(at("db: ready to accept connections") < at("cache: up"), "{}", out.report());
     assert!(at("cache: up") < at("migrate: schema up to date"), "{}", out.report());
     assert!(at("migrate: schema up to date") < at("web: serving"), "{}", out.report());
     at("web: bye");
-    let log = |needle: &str| out.stderr.find(needle).unwrap_or_else(|| panic!("{needle:?} missing:\n{}", out.report()));
-    assert!(log("stopping web") < log("stopping cache") && log("stopping cache") < log("stopping db"), "{}", out.report());
+    let log = |needle: &str| {
+        out.stderr.find(needle).unwrap_or_else(|| panic!("{needle:?} missing:\n{}", out.report()))
+    };
+    assert!(
+        log("stopping web") < log("stopping cache") && log("stopping cache") < log("stopping db"),
+        "{}",
+        out.report()
+    );
 }
 
 /// examples/import/process-compose/integration-tests: replicas are expanded
@@ -66,7 +81,8 @@ fn the_web_stack_example_starts_in_dependency_order() {
 fn exit_on_end_ends_the_pod_with_that_process_status() {
     for status in [0, 3] {
         let td = TestDir::new();
-        let out = td.podinit().config(&example("integration-tests")).env("TESTS_STATUS", status.to_string()).run();
+        let out =
+            td.podinit().config(&example("integration-tests")).env("TESTS_STATUS", status.to_string()).run();
         out.assert_code(status);
         assert_eq!(entry_lines(&out.stdout, "worker-0"), ["worker 0: consuming"], "{}", out.report());
         assert_eq!(entry_lines(&out.stdout, "worker-1"), ["worker 1: consuming"], "{}", out.report());
@@ -103,7 +119,11 @@ processes:
     for setup in [0, 5] {
         let td = TestDir::new();
         td.write("process-compose.yaml", file);
-        let out = td.podinit().config(&td.file("process-compose.yaml")).env("SETUP_STATUS", setup.to_string()).run();
+        let out = td
+            .podinit()
+            .config(&td.file("process-compose.yaml"))
+            .env("SETUP_STATUS", setup.to_string())
+            .run();
         if setup == 0 {
             out.assert_code(0);
             assert_eq!(out.records.last().map(String::as_str), Some("app"), "{}", out.report());
@@ -189,7 +209,11 @@ fn schedule_and_disabled_are_left_out_with_a_note() {
     let (code, toml, stderr) = import(&td, "process-compose.yaml");
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!toml.contains("nightly") && !toml.contains("\"off\""), "{toml}");
-    assert!(stderr.contains("6:5: processes.nightly.schedule") || stderr.contains("nightly is not started: schedule"), "{stderr}");
+    assert!(
+        stderr.contains("6:5: processes.nightly.schedule")
+            || stderr.contains("nightly is not started: schedule"),
+        "{stderr}"
+    );
     assert!(stderr.contains("off is not started: disabled"), "{stderr}");
     let out = td.podinit().config(&td.file("process-compose.yaml")).run();
     out.assert_code(0);

@@ -75,7 +75,9 @@ fn honcho_run(td: &TestDir, honcho: &Path, args: &[&str]) -> Launcher {
 /// Shell snippet that waits (up to 10 s) until a line of the record file
 /// begins with `prefix`.
 fn sh_wait_start(prefix: &str) -> String {
-    format!(r#"i=0; while [ $i -lt 500 ]; do grep -q '^{prefix}' "@REC@" && break; sleep 0.02; i=$((i+1)); done"#)
+    format!(
+        r#"i=0; while [ $i -lt 500 ]; do grep -q '^{prefix}' "@REC@" && break; sleep 0.02; i=$((i+1)); done"#
+    )
 }
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
@@ -130,7 +132,12 @@ fn a_rails_style_procfile_and_its_env_run_as_under_honcho() {
     td.write(".env", env);
     let theirs = honcho_run(&td, &honcho, &["-p", "5100", "web", "worker"]).run();
     theirs.assert_code(0);
-    assert_eq!(sorted(theirs.records.clone()), sorted(expected.map(String::from).to_vec()), "{}", theirs.report());
+    assert_eq!(
+        sorted(theirs.records.clone()),
+        sorted(expected.map(String::from).to_vec()),
+        "{}",
+        theirs.report()
+    );
     assert!(pos(&theirs.records, "worker done") < pos(&theirs.records, "stop web"));
 }
 

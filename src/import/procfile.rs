@@ -75,7 +75,10 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
     }
     if let Some(release) = lines.iter().find(|l| l.raw_name == RELEASE) {
         if lines.len() == 1 {
-            ctx.error(Some(&release.at), "only the release phase: nothing would run after it (release is an init task)");
+            ctx.error(
+                Some(&release.at),
+                "only the release phase: nothing would run after it (release is an init task)",
+            );
         }
     }
     let mains = mains(&lines, &names, ctx);
@@ -101,10 +104,17 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
             "{ENV_FILE} is read by every entry (env_file is relative to this file's directory: keep it beside the Procfile)."
         ));
     }
-    draft.pod.set("completion", "any", None).note("foreman and honcho stop every process once the first one exits");
     draft
         .pod
-        .set("termination_grace_period", Value::duration(std::time::Duration::from_secs(KILL_WAIT_SECS)), None)
+        .set("completion", "any", None)
+        .note("foreman and honcho stop every process once the first one exits");
+    draft
+        .pod
+        .set(
+            "termination_grace_period",
+            Value::duration(std::time::Duration::from_secs(KILL_WAIT_SECS)),
+            None,
+        )
         .note("foreman and honcho send SIGKILL 5 s after SIGTERM");
 
     for (i, (line, name)) in lines.iter().zip(&names).enumerate() {
@@ -128,7 +138,11 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
             );
         }
         if ctx.command_for(&line.raw_name).is_some() || ctx.command_for(name).is_some() {
-            ctx.note(NoteKind::Ignored, Some(&line.at), format!("--command {name}=...: {name} has a command of its own"));
+            ctx.note(
+                NoteKind::Ignored,
+                Some(&line.at),
+                format!("--command {name}=...: {name} has a command of its own"),
+            );
         }
         p.table.set("command", line.command.as_str(), Some(&line.command_at));
         if let Some(env_file) = &env_file {
@@ -170,7 +184,8 @@ fn parse(text: &str, ctx: &mut Ctx) -> Vec<Line> {
             );
             continue;
         }
-        let name_len = line.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-').count();
+        let name_len =
+            line.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-').count();
         if name_len == 0 || line.as_bytes().get(name_len) != Some(&b':') {
             let col = line[..name_len].chars().count() + 1;
             ctx.error(
@@ -189,7 +204,8 @@ fn parse(text: &str, ctx: &mut Ctx) -> Vec<Line> {
             continue;
         }
         if let Some(first) = lines.iter().find(|l| l.raw_name == raw_name) {
-            let msg = format!("{raw_name} is defined twice (first on line {}): honcho refuses this", first.at.line);
+            let msg =
+                format!("{raw_name} is defined twice (first on line {}): honcho refuses this", first.at.line);
             ctx.error(Some(&at), msg);
             continue;
         }
@@ -248,11 +264,11 @@ fn env_file(dir: &Path, ctx: &mut Ctx) -> (Option<String>, u64) {
     let pairs = match crate::config::envfile::parse(&text) {
         Ok(pairs) => pairs,
         Err(e) => {
-        let line = e
-            .strip_prefix("line ")
-            .and_then(|r| r.split_once(':'))
-            .and_then(|(n, _)| n.parse().ok())
-            .unwrap_or(0);
+            let line = e
+                .strip_prefix("line ")
+                .and_then(|r| r.split_once(':'))
+                .and_then(|(n, _)| n.parse().ok())
+                .unwrap_or(0);
             ctx.errors.push(issue(&shown, line, format!("podinit cannot read this .env: {e}")));
             return (None, base);
         }
@@ -263,7 +279,11 @@ fn env_file(dir: &Path, ctx: &mut Ctx) -> (Option<String>, u64) {
             Ok(port) => u64::from(port),
             Err(_) => {
                 let line = text.lines().position(|l| l.trim_start().starts_with("PORT")).map_or(0, |i| i + 1);
-                ctx.errors.push(issue(&shown, line, "PORT is not a port number (honcho refuses it too)".into()));
+                ctx.errors.push(issue(
+                    &shown,
+                    line,
+                    "PORT is not a port number (honcho refuses it too)".into(),
+                ));
                 base
             }
         },
@@ -347,10 +367,7 @@ mod tests {
         assert_eq!(procs[0]["env"]["PORT"].as_str(), Some("5000"));
         assert_eq!(procs[1]["env"]["PORT"].as_str(), Some("5100"));
         assert_eq!(procs[1]["name"].as_str(), Some("worker-1"));
-        assert_eq!(
-            procs[1]["command"].as_str(),
-            Some("RAILS_ENV=x sidekiq -q a && echo ok")
-        );
+        assert_eq!(procs[1]["command"].as_str(), Some("RAILS_ENV=x sidekiq -q a && echo ok"));
         assert_eq!(t["pod"]["completion"].as_str(), Some("any"));
         assert!(procs.iter().all(|p| p["role"].as_str() == Some("main")));
     }
@@ -360,7 +377,8 @@ mod tests {
         let opts = ImportOptions { mains: vec!["web".into()], ..Default::default() };
         let text = run("web: a\nrelease: m\nclock: c\n", &opts).unwrap();
         let t: toml::Table = toml::from_str(&text).unwrap();
-        let roles: Vec<&str> = t["process"].as_array().unwrap().iter().map(|p| p["role"].as_str().unwrap()).collect();
+        let roles: Vec<&str> =
+            t["process"].as_array().unwrap().iter().map(|p| p["role"].as_str().unwrap()).collect();
         assert_eq!(roles, ["main", "init", "sidecar"]);
     }
 
@@ -379,11 +397,17 @@ mod tests {
             assert!(err.contains(want), "{text:?}: {err}");
         }
         let opts = ImportOptions { mains: vec!["db".into()], ..Default::default() };
-        assert!(run("web: a\n", &opts).unwrap_err().contains("--main db: the Procfile has no such process type"));
+        assert!(run("web: a\n", &opts)
+            .unwrap_err()
+            .contains("--main db: the Procfile has no such process type"));
         let opts = ImportOptions { mains: vec!["release".into()], ..Default::default() };
         assert!(run("web: a\nrelease: b\n", &opts).unwrap_err().contains("cannot be a main"));
-        assert!(run("# nothing\n\n", &ImportOptions::default()).unwrap_err().contains("nothing is left to run"));
-        assert!(run("release: m\n", &ImportOptions::default()).unwrap_err().contains("Procfile:1:1: release: only the release phase"));
+        assert!(run("# nothing\n\n", &ImportOptions::default())
+            .unwrap_err()
+            .contains("nothing is left to run"));
+        assert!(run("release: m\n", &ImportOptions::default())
+            .unwrap_err()
+            .contains("Procfile:1:1: release: only the release phase"));
     }
 
     #[test]

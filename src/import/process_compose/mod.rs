@@ -20,8 +20,8 @@ use super::yaml::{self, Key, Node};
 use super::{place, Ctx, NoteKind};
 
 mod pod;
-use pod::build;
 use crate::config::locate::Place;
+use pod::build;
 
 /// process-compose's default wait before SIGKILL (`shutdown.timeout_seconds`).
 pub const DEFAULT_SHUTDOWN_SECS: i64 = 10;
@@ -131,7 +131,10 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
         return Draft::default();
     };
     let Some(entries) = processes.as_map() else {
-        ctx.error(Some(&place(processes.at, "processes")), format!("expected a mapping, found {}", processes.kind()));
+        ctx.error(
+            Some(&place(processes.at, "processes")),
+            format!("expected a mapping, found {}", processes.kind()),
+        );
         return Draft::default();
     };
     let merged = resolve_extends(entries, ctx);
@@ -205,7 +208,10 @@ fn resolve_extends<'a>(entries: &'a [(Key, Node)], ctx: &mut Ctx) -> Vec<(&'a Ke
     let mut out = Vec::new();
     for (k, v) in entries {
         let Some(own) = v.as_map() else {
-            ctx.error(Some(&place(k.at, format!("processes.{}", k.name))), format!("expected a mapping, found {}", v.kind()));
+            ctx.error(
+                Some(&place(k.at, format!("processes.{}", k.name))),
+                format!("expected a mapping, found {}", v.kind()),
+            );
             continue;
         };
         let mut merged: Vec<(Key, Node)> = own.to_vec();
@@ -274,7 +280,8 @@ fn merge_by_name(base: &Node, child: &Node) -> Node {
 /// Lifetime", "Health Checks", "Configuration"); `None` on an error.
 fn read_process(k: &Key, entries: &[(Key, Node)], g: &Global, ctx: &mut Ctx) -> Option<Proc> {
     let base = format!("processes.{}", k.name);
-    let mut p = Proc { raw: k.name.clone(), at: At(Some(place(k.at, base.clone()))), replicas: 1, ..Proc::default() };
+    let mut p =
+        Proc { raw: k.name.clone(), at: At(Some(place(k.at, base.clone()))), replicas: 1, ..Proc::default() };
     // vars first: every rendered field may use them.
     let mut vars = g.vars.clone();
     let mut template_enabled = true;
@@ -364,7 +371,8 @@ fn process_key(key: &str, v: &Node, at: &Place, r: &Render, p: &mut Proc, ctx: &
         }
         "is_foreground" => {
             if bool_of(v, at, ctx) {
-                p.left_out = Some("is_foreground: process-compose starts it only by hand, from its TUI".into());
+                p.left_out =
+                    Some("is_foreground: process-compose starts it only by hand, from its TUI".into());
             }
         }
         "schedule" => {
@@ -380,17 +388,29 @@ fn process_key(key: &str, v: &Node, at: &Place, r: &Render, p: &mut Proc, ctx: &
         }
         "replicas" => match v.as_int() {
             Some(n) if (1..=100).contains(&n) => p.replicas = n,
-            _ => ctx.error(Some(at), format!("expected a number of replicas from 1 to 100, found {}", v.kind())),
+            _ => ctx
+                .error(Some(at), format!("expected a number of replicas from 1 to 100, found {}", v.kind())),
         },
         "description" => p.description = string(v, at, ctx),
         // Grouping for process-compose's TUI and commands.
-        "namespace" => ctx.note(NoteKind::Ignored, Some(at), "namespaces group processes in process-compose's TUI and commands"),
+        "namespace" => ctx.note(
+            NoteKind::Ignored,
+            Some(at),
+            "namespaces group processes in process-compose's TUI and commands",
+        ),
         // Read before the other keys.
         "vars" | "is_template_disabled" => {}
-        "log_location" | "log_configuration" | "disable_ansi_colors" | "truncate_log" | "monitor_for"
-        | "monitor_silence_threshold" | "mcp" => {
-            ctx.note(NoteKind::Ignored, Some(at), "process-compose's own logging and TUI: podinit writes each entry's output on its own")
-        }
+        "log_location"
+        | "log_configuration"
+        | "disable_ansi_colors"
+        | "truncate_log"
+        | "monitor_for"
+        | "monitor_silence_threshold"
+        | "mcp" => ctx.note(
+            NoteKind::Ignored,
+            Some(at),
+            "process-compose's own logging and TUI: podinit writes each entry's output on its own",
+        ),
         "launch_timeout_seconds" => ctx.note(NoteKind::Ignored, Some(at), "applies to daemons only"),
         "is_tty" | "is_interactive" | "is_elevated" | "watch" | "success_exit_codes" => ctx.note(
             NoteKind::Dropped,
@@ -409,7 +429,9 @@ fn availability(v: &Node, at: &Place, p: &mut Proc, ctx: &mut Ctx) {
         let at = place(k.at, format!("{}.{}", at.key, k.name));
         match k.name.as_str() {
             "restart" => match v.as_str() {
-                Some(s @ ("always" | "on_failure" | "exit_on_failure" | "no")) => p.restart = Some((s.to_owned(), at)),
+                Some(s @ ("always" | "on_failure" | "exit_on_failure" | "no")) => {
+                    p.restart = Some((s.to_owned(), at))
+                }
                 _ => ctx.error(Some(&at), "expected always, on_failure, exit_on_failure or no"),
             },
             "backoff_seconds" => p.backoff = int(v, &at, 0, ctx).map(|n| (n, at)),
@@ -417,7 +439,11 @@ fn availability(v: &Node, at: &Place, p: &mut Proc, ctx: &mut Ctx) {
             "exit_on_end" => p.exit_on_end = bool_of(v, &at, ctx),
             "exit_on_skipped" => {
                 if bool_of(v, &at, ctx) {
-                    ctx.note(NoteKind::Dropped, Some(&at), "podinit never skips an entry: a failed init fails the pod");
+                    ctx.note(
+                        NoteKind::Dropped,
+                        Some(&at),
+                        "podinit never skips an entry: a failed init fails the pod",
+                    );
                 }
             }
             other => ctx.error(Some(&at), format!("unknown key {other:?} (a typo?)")),
@@ -443,7 +469,9 @@ fn shutdown(v: &Node, at: &Place, r: &Render, p: &mut Proc, ctx: &mut Ctx) {
                     ctx.note(NoteKind::Dropped, Some(&at), "podinit signals the whole process group");
                 }
             }
-            "send_keys" => ctx.note(NoteKind::Dropped, Some(&at), "podinit does not write to an entry's stdin"),
+            "send_keys" => {
+                ctx.note(NoteKind::Dropped, Some(&at), "podinit does not write to an entry's stdin")
+            }
             other => ctx.error(Some(&at), format!("unknown key {other:?} (a typo?)")),
         }
     }
@@ -505,10 +533,17 @@ fn probe(v: &Node, at: &Place, r: &Render, liveness: bool, ctx: &mut Ctx) -> Opt
                                     Err(_) if s.starts_with("${") => {
                                         http.set("port", s, Some(&hat));
                                     }
-                                    Err(_) if s.starts_with('$') && s[1..].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => {
+                                    Err(_)
+                                        if s.starts_with('$')
+                                            && s[1..]
+                                                .bytes()
+                                                .all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+                                    {
                                         http.set("port", format!("${{{}}}", &s[1..]), Some(&hat));
                                     }
-                                    Err(_) => ctx.error(Some(&hat), format!("expected a port number, found {s:?}")),
+                                    Err(_) => {
+                                        ctx.error(Some(&hat), format!("expected a port number, found {s:?}"))
+                                    }
                                 }
                             }
                         }
@@ -516,7 +551,11 @@ fn probe(v: &Node, at: &Place, r: &Render, liveness: bool, ctx: &mut Ctx) -> Opt
                             let mut h = Table::default();
                             for (name, value) in map_of(hv, &hat, ctx).unwrap_or_default() {
                                 if let Some(s) = value.as_str() {
-                                    h.set(&name.name, s, Some(&place(name.at, format!("{}.{}", hat.key, name.name))));
+                                    h.set(
+                                        &name.name,
+                                        s,
+                                        Some(&place(name.at, format!("{}.{}", hat.key, name.name))),
+                                    );
                                 }
                             }
                             http.set("headers", h, Some(&hat));
@@ -542,7 +581,11 @@ fn probe(v: &Node, at: &Place, r: &Render, liveness: bool, ctx: &mut Ctx) -> Opt
                     // process-compose takes a value below the minimum as its default.
                     if n >= min {
                         let key = k.name.trim_end_matches("_seconds");
-                        t.set(key, Value::duration(std::time::Duration::from_secs(n.unsigned_abs())), Some(&at));
+                        t.set(
+                            key,
+                            Value::duration(std::time::Duration::from_secs(n.unsigned_abs())),
+                            Some(&at),
+                        );
                     }
                 }
             }
@@ -623,7 +666,9 @@ impl Render<'_> {
                 return None;
             };
             let inner = rest[i + 2..i + j].trim();
-            let name = inner.strip_prefix('.').filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+            let name = inner
+                .strip_prefix('.')
+                .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
             match name.and_then(|n| self.vars.get(n).map(|v| (n, v))) {
                 Some((_, v)) => out.push_str(v),
                 None if name.is_some() => {
@@ -722,7 +767,8 @@ fn string(v: &Node, at: &Place, ctx: &mut Ctx) -> Option<String> {
 
 fn strings(v: &Node, at: &Place, ctx: &mut Ctx) -> Option<Vec<String>> {
     let items = v.as_seq();
-    let out: Option<Vec<String>> = items.and_then(|i| i.iter().map(|n| n.as_str().map(str::to_owned)).collect());
+    let out: Option<Vec<String>> =
+        items.and_then(|i| i.iter().map(|n| n.as_str().map(str::to_owned)).collect());
     if out.as_ref().is_none_or(Vec::is_empty) {
         ctx.error(Some(at), format!("expected a list of strings, found {}", v.kind()));
         return None;
@@ -749,8 +795,8 @@ fn int(v: &Node, at: &Place, min: i64, ctx: &mut Ctx) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::pod::mentions;
+    use super::*;
 
     #[test]
     fn a_variable_is_mentioned_unless_escaped() {
@@ -765,7 +811,8 @@ mod tests {
         let vars: BTreeMap<String, String> = [("A".to_owned(), "1".to_owned())].into();
         let r = Render { vars: &vars, enabled: true, expand: true };
         let opts = crate::import::ImportOptions::default();
-        let mut ctx = Ctx { file: "f".into(), dir: ".".into(), opts: &opts, notes: Vec::new(), errors: Vec::new() };
+        let mut ctx =
+            Ctx { file: "f".into(), dir: ".".into(), opts: &opts, notes: Vec::new(), errors: Vec::new() };
         let at = Place { line: 1, col: 1, key: "k".into() };
         assert_eq!(r.command("x {{.A}} {{ .A }} $$B $C", &at, &mut ctx).as_deref(), Some("x 1 1 $B $C"));
         assert!(ctx.errors.is_empty());

@@ -42,7 +42,10 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
     }
     for (i, e) in entries.iter().enumerate() {
         if let Some(j) = entries[..i].iter().position(|o| o.name == e.name) {
-            let msg = format!("{:?} is named {:?} in podinit, as {:?} is: rename one", e.p.raw, e.name, entries[j].p.raw);
+            let msg = format!(
+                "{:?} is named {:?} in podinit, as {:?} is: rename one",
+                e.p.raw, e.name, entries[j].p.raw
+            );
             ctx.error(Some(&e.p.at), msg);
         }
     }
@@ -114,7 +117,10 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
     for i in 0..entries.len() {
         if roles[i] != "main" && is_main(i) {
             let e = &entries[i];
-            ctx.error(Some(&e.p.at), format!("{} is waited on to complete, so it is an init task: it cannot be a main", e.p.raw));
+            ctx.error(
+                Some(&e.p.at),
+                format!("{} is waited on to complete, so it is an init task: it cannot be a main", e.p.raw),
+            );
         }
     }
     if !ctx.errors.is_empty() {
@@ -133,14 +139,22 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
     if !exit_on_end.is_empty() && named_mains.is_empty() {
         draft.pod.set("completion", "any", None).note("exit_on_end: the pod ends when that process ends");
     }
-    let grace = procs.iter().filter_map(|p| p.shutdown_timeout.as_ref().map(|t| t.0)).max().unwrap_or(DEFAULT_SHUTDOWN_SECS);
+    let grace = procs
+        .iter()
+        .filter_map(|p| p.shutdown_timeout.as_ref().map(|t| t.0))
+        .max()
+        .unwrap_or(DEFAULT_SHUTDOWN_SECS);
     draft
         .pod
         .set("termination_grace_period", Value::duration(std::time::Duration::from_secs(grace.unsigned_abs())), None)
         .note("process-compose's shutdown.timeout_seconds (10 s unless given; the longest of them): podinit has one budget for the pod");
     let restarts = procs.iter().any(|p| p.restart.as_ref().is_some_and(|r| r.0 != "no"));
     if restarts {
-        let backoff = procs.iter().filter_map(|p| p.backoff.as_ref().map(|b| b.0)).max().unwrap_or(DEFAULT_BACKOFF_SECS);
+        let backoff = procs
+            .iter()
+            .filter_map(|p| p.backoff.as_ref().map(|b| b.0))
+            .max()
+            .unwrap_or(DEFAULT_BACKOFF_SECS);
         let d = Value::duration(std::time::Duration::from_secs(backoff.unsigned_abs()));
         let mut t = Table::default();
         t.set("initial", d.clone(), None);
@@ -174,10 +188,8 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
                 }
                 None => {
                     out.commented_out = true;
-                    out.comment.push(format!(
-                        "{} has no command: give one with `--command {}=CMD`.",
-                        p.raw, e.name
-                    ));
+                    out.comment
+                        .push(format!("{} has no command: give one with `--command {}=CMD`.", p.raw, e.name));
                 }
             },
         }
@@ -224,7 +236,11 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
         out.table.set("env", env, None);
         match role {
             "sidecar" => {
-                let hold = if matches!(waited[i], Some(Cond::Healthy | Cond::LogReady)) { "ready" } else { "started" };
+                let hold = if matches!(waited[i], Some(Cond::Healthy | Cond::LogReady)) {
+                    "ready"
+                } else {
+                    "started"
+                };
                 out.table.set("hold_until", hold, None);
                 if p.restart.as_ref().is_none_or(|r| r.0 == "no") {
                     ctx.note(
@@ -235,7 +251,9 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
                 }
                 if let Some((r, at)) = &p.restart {
                     if r == "exit_on_failure" {
-                        out.table.set("max_restarts", 0, Some(at)).note("exit_on_failure: its exit ends the pod with its status (a sidecar's any exit)");
+                        out.table.set("max_restarts", 0, Some(at)).note(
+                            "exit_on_failure: its exit ends the pod with its status (a sidecar's any exit)",
+                        );
                     }
                 }
             }
@@ -250,9 +268,9 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
                         }
                         "exit_on_failure" => {
                             out.table.set("restart_policy", "OnFailure", Some(at));
-                            out.table.set("max_restarts", 0, Some(at)).note(
-                                "exit_on_failure: a failure ends the pod with its status",
-                            );
+                            out.table
+                                .set("max_restarts", 0, Some(at))
+                                .note("exit_on_failure: a failure ends the pod with its status");
                         }
                         _ => {
                             out.table.set("restart_policy", "Never", Some(at));
@@ -296,7 +314,9 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
                 let mut probe = Table::default();
                 probe.set("log_line", ll, Some(at));
                 probe.set("period", "1s", Some(at));
-                probe.set("failure_threshold", 86400, Some(at)).note("process-compose waits for the line without a limit");
+                probe
+                    .set("failure_threshold", 86400, Some(at))
+                    .note("process-compose waits for the line without a limit");
                 out.table.set("readiness_probe", probe, Some(at));
             }
             if let Some((t, at)) = &p.readiness {
@@ -378,10 +398,21 @@ fn topological(entries: &[Entry], deps: &[Vec<(usize, Cond)>], ctx: &mut Ctx) ->
                     let last = *path.last()?;
                     let d = deps[last].iter().map(|&(d, _)| d).find(|&d| !done[d])?;
                     if let Some(k) = path.iter().position(|&p| p == d) {
-                        let names: Vec<&str> =
-                            path[k..].iter().chain(std::iter::once(&d)).map(|&i| entries[i].name.as_str()).collect();
-                        let at = entries[path[k]].p.deps.iter().find(|(dn, _, _)| entries[d].p.raw == *dn || entries[d].name == *dn).map(|(_, _, at)| at.clone());
-                        ctx.error(at.as_ref().or(Some(&entries[path[k]].p.at)), format!("depends_on makes a cycle: {}", names.join(" -> ")));
+                        let names: Vec<&str> = path[k..]
+                            .iter()
+                            .chain(std::iter::once(&d))
+                            .map(|&i| entries[i].name.as_str())
+                            .collect();
+                        let at = entries[path[k]]
+                            .p
+                            .deps
+                            .iter()
+                            .find(|(dn, _, _)| entries[d].p.raw == *dn || entries[d].name == *dn)
+                            .map(|(_, _, at)| at.clone());
+                        ctx.error(
+                            at.as_ref().or(Some(&entries[path[k]].p.at)),
+                            format!("depends_on makes a cycle: {}", names.join(" -> ")),
+                        );
                         return None;
                     }
                     path.push(d);
@@ -391,4 +422,3 @@ fn topological(entries: &[Entry], deps: &[Vec<(usize, Cond)>], ctx: &mut Ctx) ->
     }
     Some(order)
 }
-
