@@ -17,6 +17,8 @@ pub mod compose;
 pub mod draft;
 pub mod export;
 pub mod kubernetes;
+pub mod process_compose;
+pub mod procfile;
 pub mod yaml;
 
 use std::fmt;
@@ -219,6 +221,8 @@ pub fn import(
     let draft = match format {
         Format::Kubernetes => kubernetes::read(text, &mut ctx),
         Format::Compose => compose::read(text, &mut ctx),
+        Format::Procfile => procfile::read(text, &mut ctx),
+        Format::ProcessCompose => process_compose::read(text, &mut ctx),
         Format::Toml => {
             ctx.error(None, "this is podinit's own format already: nothing to import");
             draft::Draft::default()
