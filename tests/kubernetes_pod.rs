@@ -362,3 +362,76 @@ mod generated {
         }
     }
 }
+
+/// examples/kubernetes/pod.yaml runs as its comment says (on a free port):
+/// the init, the proxy gated on its named port, the shipper on its file,
+/// then the report with the ConfigMap's, the Secret's and the pod's own
+/// values; the pod's status is the report's.
+#[test]
+fn the_example_manifest_runs_as_pid1() {
+    let td = TestDir::new();
+    let port = common::free_port().to_string();
+    let example =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kubernetes/pod.yaml"))
+            .unwrap();
+    let shipper_dir = td.file("report");
+    let text = example
+        .replace("18181", &port)
+        .replace("/tmp/report", shipper_dir.to_str().unwrap())
+        .replace("python3", common::python());
+    let manifest = td.write("pod.yaml", &text);
+    let outcome = td.podinit().config(&manifest).run();
+    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
+    assert!(
+        outcome.stdout.contains("report      | Hello from report, token of 6 characters"),
+        "{}",
+        outcome.stdout
+    );
+    assert!(outcome.stdout.contains("prepare     | prepared for hello"), "{}", outcome.stdout);
+    let order: Vec<&str> = [
+        "prepare started",
+        "proxy startup probe succeeded",
+        "log-shipper started",
+        "report started",
+        "stopping log-shipper",
+        "stopping proxy",
+    ]
+    .into_iter()
+    .collect();
+    let at = |needle: &str| {
+        outcome.stderr.find(needle).unwrap_or_else(|| panic!("no {needle:?} in:\n{}", outcome.stderr))
+    };
+    for pair in order.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{} before {}:\n{}", pair[0], pair[1], outcome.stderr);
+    }
+}
+
+/// `podinit reload` reads a changed manifest as it reads a changed TOML: a
+/// sidecar added to it starts, the main goes on.
+#[test]
+fn reload_reads_a_changed_manifest() {
+    let td = TestDir::new();
+    let pod = |sidecars: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 3\n  initContainers:\n{sidecars}  containers:\n    - name: app\n      command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; echo start app >> @REC@; while :; do sleep 0.1; done\"]\n"
+        )
+    };
+    let sidecar = |name: &str| {
+        format!("    - name: {name}\n      restartPolicy: Always\n      command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; echo start {name} >> @REC@; while :; do sleep 0.1; done\"]\n")
+    };
+    let manifest = td.write("pod.yaml", &pod(&sidecar("one")));
+    let mut running = td.podinit().config(&manifest).spawn();
+    running.wait_for_record("start app", std::time::Duration::from_secs(10));
+    td.write("pod.yaml", &pod(&(sidecar("one") + &sidecar("two"))));
+    let out = Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args(["reload", "--socket"])
+        .arg(td.file("status.sock"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    running.wait_for_record("start two", std::time::Duration::from_secs(10));
+    running.signal(common::SIGTERM);
+    let outcome = running.wait();
+    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
+    assert_eq!(td.records(), ["start one", "start app", "start two"]);
+}
