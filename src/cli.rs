@@ -11,7 +11,9 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "podinit", version, args_conflicts_with_subcommands = true, after_help = AFTER_HELP)]
 pub struct Cli {
-    /// The pod's configuration file (TOML).
+    /// The pod's configuration file: podinit.toml, or a Kubernetes manifest,
+    /// Compose file, supervisord.conf, Procfile or process-compose.yaml
+    /// (docs/kubernetes.md, docs/import.md).
     #[arg(long, short = 'c', env = "PODINIT_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 

@@ -30,7 +30,8 @@ use crate::config::{ConfigError, ConfigIssue};
 /// A file format podinit reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// podinit's own podinit.toml.
+    /// podinit's own podinit.toml (nothing to import).
+    #[value(skip)]
     Toml,
     /// A Kubernetes manifest (YAML or JSON): a Pod or a workload's pod template.
     Kubernetes,
