@@ -15,6 +15,7 @@
 
 pub mod draft;
 pub mod kubernetes;
+pub mod supervisord;
 pub mod yaml;
 
 use std::fmt;
@@ -205,12 +206,18 @@ pub struct Imported {
 /// Every error found, each with file:line:col and key: bad syntax, a key the
 /// format does not have, a value of the wrong type, a field podinit refuses,
 /// and (when `opts.for_run`) an entry with no command.
-pub fn import(format: Format, path: &Path, text: &str, opts: &ImportOptions) -> Result<Imported, ConfigError> {
+pub fn import(
+    format: Format,
+    path: &Path,
+    text: &str,
+    opts: &ImportOptions,
+) -> Result<Imported, ConfigError> {
     let file = path.display().to_string();
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
     let mut ctx = Ctx { file: file.clone(), dir, opts, notes: Vec::new(), errors: Vec::new() };
     let draft = match format {
         Format::Kubernetes => kubernetes::read(text, &mut ctx),
+        Format::Supervisord => supervisord::read(text, &mut ctx),
         Format::Toml => {
             ctx.error(None, "this is podinit's own format already: nothing to import");
             draft::Draft::default()
@@ -248,10 +255,8 @@ pub fn place(at: yaml::Pos, key: impl Into<String>) -> Place {
 /// digit or `-` as `-`, no `-` at either end, at most 63 characters; `entry`
 /// for a name with nothing left.
 pub fn entry_name(raw: &str) -> String {
-    let mapped: String = raw
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect();
+    let mapped: String =
+        raw.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     let mut name: String = mapped.trim_matches('-').chars().take(63).collect();
     while name.ends_with('-') {
         name.pop();
