@@ -331,11 +331,12 @@ impl Reader {
                         s.push_str(&val);
                     }
                     Err(_) => {
-                        self.error(
+                        self.note(
                             ctx,
                             e.file,
                             Some(at),
-                            format!("%(ENV_{v})s: {v} is not set here, and this value is needed when importing (set it, or write the value)"),
+                            NoteKind::Approximated,
+                            format!("%(ENV_{v})s: {v} is not set on this machine, and this value is needed when importing: written as if the key were not there (supervisord's default); set {v} when importing to use its value"),
                         );
                         return None;
                     }
@@ -488,7 +489,7 @@ struct Globals {
     /// `environment`, already expanded (supervisord.org configuration.html,
     /// "[supervisord] Section Values": its variables reach every program, and
     /// are `%(ENV_X)s` names too).
-    env: Vec<(String, String, Option<Place>)>,
+    env: Vec<(String, Vec<Piece>, Option<Place>)>,
     /// `user`: supervisord switches to this user, so the programs run as it.
     user: Option<(String, Option<Place>)>,
     /// Programs with autostart=false, for the TOML's comment.
@@ -506,9 +507,19 @@ impl Globals {
                         "host_node_name" => Some(Known::Str(host_name())),
                         n => n.strip_prefix("ENV_").map(|v| Known::Later(v.to_owned())),
                     };
-                    let Some(text) = expand_now(r, ctx, e, &at, &lookup, "here, host_node_name, ENV_*") else { continue };
+                    let pieces = match expand::expand(&e.value, &lookup, "here, host_node_name, ENV_*") {
+                        Ok(p) => p,
+                        Err(bad) => {
+                            let (line, col) = e.place_of(bad.offset);
+                            r.error(ctx, e.file, Some(&Place { line, col, key: at.key.clone() }), bad.message);
+                            continue;
+                        }
+                    };
+                    let (text, vars) = expand::marked(&pieces);
                     match expand::key_values(&text) {
-                        Ok(kv) => self.env.extend(kv.into_iter().map(|(k, v)| (k, v, r.from(e, "supervisord")))),
+                        Ok(kv) => self.env.extend(
+                            kv.into_iter().map(|(k, v)| (k, expand::unmarked(&v, &vars), r.from(e, "supervisord"))),
+                        ),
                         Err(m) => r.error(ctx, e.file, Some(&at), m),
                     }
                 }
@@ -656,7 +667,7 @@ impl Program {
             let here = r.dirs[e.file].display().to_string();
             let (program, group) = (self.name.clone(), group_name.clone());
             let genv: Vec<(String, String)> =
-                globals.env.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
+                globals.env.iter().filter_map(|(k, v, _)| Some((k.clone(), expand::plain(v)?))).collect();
             Box::new(move |name: &str| match name {
                 "here" => Some(Known::Str(here.clone())),
                 "program_name" => Some(Known::Str(program.clone())),
@@ -874,7 +885,7 @@ impl Program {
             // numprocs, and (for command and directory) its environment.
             let here_of = |e: &Entry| r.dirs[e.file].display().to_string();
             let genv: Vec<(String, String)> =
-                globals.env.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
+                globals.env.iter().filter_map(|(k, v, _)| Some((k.clone(), expand::plain(v)?))).collect();
             let base = |e: &Entry, penv: &[(String, Vec<Piece>)]| {
                 let here = here_of(e);
                 let (program, group, genv) = (self.name.clone(), group_name.clone(), genv.clone());
@@ -922,8 +933,10 @@ impl Program {
                 Some(e) => {
                     let Some(p) = pieces_of(ctx, e, &[]) else { return true };
                     let at = r.place(e, &sname);
-                    let Some(n) = r.now_value(ctx, e, &at, &p) else { return true };
-                    n.trim().to_owned()
+                    match r.now_value(ctx, e, &at, &p) {
+                        Some(n) => n.trim().to_owned(),
+                        None => self.name.clone(),
+                    }
                 }
                 None => self.name.clone(),
             };
@@ -986,18 +999,17 @@ impl Program {
                 },
                 None => None,
             };
+            // [supervisord]'s environment under the program's own.
+            let mut all_env: Vec<&(String, Vec<Piece>, Option<Place>)> =
+                globals.env.iter().filter(|(k, _, _)| !penv.iter().any(|(pk, _, _)| pk == k)).collect();
+            all_env.extend(penv.iter());
             let later = |p: &[Piece]| p.iter().any(|p| matches!(p, Piece::Env(_)));
             let shell = words.iter().any(|w| later(w))
-                || penv.iter().any(|(_, v, _)| later(v))
+                || all_env.iter().any(|(_, v, _)| later(v))
                 || dir.as_ref().is_some_and(|(p, _, _)| later(p));
             let mut env = Table::default();
-            for (k, v, from) in &globals.env {
-                if !penv.iter().any(|(pk, _, _)| pk == k) {
-                    env.set(k, v.as_str(), from.as_ref());
-                }
-            }
             let mut prefix = String::new();
-            for (k, v, from) in &penv {
+            for (k, v, from) in all_env {
                 match expand::plain(v) {
                     Some(t) => {
                         env.set(k, t, from.as_ref());
