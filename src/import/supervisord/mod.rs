@@ -137,10 +137,10 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
     // Heterogeneous groups first, then each program its own group, both in
     // the order of the file (supervisord sorts them by priority, stably).
     for (gi, (gname, gprio, list)) in groups.iter().enumerate() {
-        for pname in list {
+        for (li, pname) in list.iter().enumerate() {
             match programs.iter_mut().find(|p| &p.name == pname) {
                 Some(p) => {
-                    p.group = Some((gname.clone(), *gprio, gi));
+                    p.group = Some((gname.clone(), *gprio, gi, li));
                 }
                 None => {
                     let sec = r.ini.section(&format!("group:{gname}"));
@@ -596,8 +596,9 @@ impl Restart {
 struct Program {
     section: usize,
     name: String,
-    /// Its `[group:x]`: name, priority, index among the groups.
-    group: Option<(String, i64, usize)>,
+    /// Its `[group:x]`: name, priority, index among the groups, index in
+    /// the group's `programs`.
+    group: Option<(String, i64, usize, usize)>,
 }
 
 /// One process of a program, ready to be written.
@@ -681,6 +682,10 @@ impl Program {
         };
         for e in keys {
             let at = r.place(e, &sname);
+            if e.value.contains("%(here)") {
+                let here = r.dirs[e.file].display();
+                r.note(ctx, e.file, Some(&at), NoteKind::Decision, format!("%(here)s is {here}, where the file is on this machine; in the container it is where supervisord.conf is"));
+            }
             let now = |ctx: &mut Ctx| expand_now(r, ctx, e, &at, &*simple(e), names);
             match e.key.as_str() {
                 // Run as written, split as shlex splits it (no shell): an argv.
@@ -876,6 +881,15 @@ impl Program {
             r.error(ctx, e.file, Some(&at), "numprocs > 1 needs %(process_num) in process_name, so that each process has its own name (supervisord refuses it otherwise)");
             return true;
         }
+        if numprocs == 0 {
+            r.note(
+                ctx,
+                sec.file,
+                Some(&sec_at),
+                NoteKind::Decision,
+                "numprocs=0: no process, as supervisord starts none",
+            );
+        }
         let user = user.or_else(|| globals.user.clone());
         let group = self.group.clone();
         let group_seq = group.as_ref().map_or(seq, |g| g.2);
@@ -1043,7 +1057,7 @@ impl Program {
                 Value::argv(&words.iter().map(|w| expand::plain(w).unwrap_or_default()).collect::<Vec<_>>())
             };
             procs.push(Proc {
-                order: (group_prio, group_seq, priority, self.section, num),
+                order: (group_prio, group_seq, priority, group.as_ref().map_or(self.section, |g| g.3), num),
                 group_seq,
                 name,
                 raw_name,
@@ -1196,6 +1210,100 @@ fn fnmatch(pattern: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::{import, Format, ImportOptions, Imported};
+
+    fn imp(text: &str, opts: &ImportOptions) -> Imported {
+        import(Format::Supervisord, Path::new("t.conf"), text, opts).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn procs(i: &Imported) -> Vec<toml::Value> {
+        let t: toml::Table = toml::from_str(&i.toml).unwrap_or_else(|e| panic!("{e}\n{}", i.toml));
+        t["process"].as_array().unwrap().clone()
+    }
+
+    #[test]
+    fn roles_and_restarts_follow_autorestart_in_priority_order() {
+        let i = imp(
+            "[program:d]\ncommand=d\nautorestart=true\npriority=4\n[program:c]\ncommand=c\nexitcodes=0,3\npriority=3\n\
+             [program:b]\ncommand=b\nautorestart=false\npriority=2\n[program:a]\ncommand=a\nautorestart=true\npriority=1\n",
+            &ImportOptions::default(),
+        );
+        let p = procs(&i);
+        let got: Vec<(&str, &str, Option<&str>)> = p
+            .iter()
+            .map(|p| {
+                (
+                    p["name"].as_str().unwrap(),
+                    p["role"].as_str().unwrap(),
+                    p.get("restart_policy").and_then(|v| v.as_str()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", "sidecar", None),
+                ("b", "main", Some("Never")),
+                ("c", "main", Some("Never")),
+                ("d", "main", Some("Always"))
+            ]
+        );
+        let rule = &p[2]["restart_rules"][0];
+        assert_eq!(rule["exit_codes"]["operator"].as_str(), Some("not_in"));
+        assert_eq!(rule["exit_codes"]["values"].as_array().unwrap().len(), 2);
+        assert!(i.toml.contains("termination_grace_period = \"40s\""), "{}", i.toml);
+    }
+
+    #[test]
+    fn a_group_orders_its_programs_by_its_own_priority() {
+        let i = imp(
+            "[program:x]\ncommand=x\npriority=5\n[program:y]\ncommand=y\npriority=5\n[program:z]\ncommand=z\npriority=2\n\
+             [group:g]\nprograms=y,x\npriority=1\n",
+            &ImportOptions::default(),
+        );
+        let names: Vec<String> = procs(&i).iter().map(|p| p["name"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(names, ["y", "x", "z"]);
+    }
+
+    #[test]
+    fn environment_is_layered_and_unknown_variables_are_left_to_the_shell() {
+        let i = imp(
+            "[supervisord]\nenvironment=A=1,B=2\n[program:p]\ncommand=/bin/app --home %(ENV_HOME_XYZ_UNSET)s 'a b'\n\
+             environment=B=3,C=\"x,y\",D=%(ENV_A)s\n",
+            &ImportOptions::default(),
+        );
+        let p = &procs(&i)[0];
+        let env = p["env"].as_table().unwrap();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str().unwrap())).collect();
+        assert_eq!(env, [("A", "1"), ("B", "3"), ("C", "x,y"), ("D", "1")]);
+        assert_eq!(p["command"].as_str(), Some(r#"exec /bin/app --home "${HOME_XYZ_UNSET?}" 'a b'"#));
+    }
+
+    #[test]
+    fn keys_and_sections_supervisord_ignores_are_reported() {
+        let i = imp("[program:p]\ncommand=p\nautorestrt=true\n[foo]\nx=1\n", &ImportOptions::default());
+        let notes: Vec<String> = i.notes.iter().map(ToString::to_string).collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("t.conf:3:1: program:p.autorestrt: ignored:")
+                    && n.contains("autorestart")),
+            "{notes:#?}"
+        );
+        assert!(notes.iter().any(|n| n.starts_with("t.conf:4:1: [foo]: ignored")), "{notes:#?}");
+    }
+
+    #[test]
+    fn a_program_without_a_command_is_an_error_at_its_section() {
+        let e = import(
+            Format::Supervisord,
+            Path::new("t.conf"),
+            "\n[program:p]\nuser=x\n",
+            &ImportOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!((e.0[0].line, e.0[0].col), (2, 1), "{e:?}");
+    }
 
     #[test]
     fn names_match_as_glob_matches_them() {
