@@ -451,3 +451,29 @@ fn main_names_the_mains_and_the_others_become_sidecars() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--main apache"));
 }
+
+/// `podinit --config supervisord.conf` runs the file through the same
+/// reading as `podinit import`.
+#[test]
+fn podinit_runs_a_supervisord_conf_directly() {
+    let td = TestDir::new();
+    let mut p = td.podinit().config(&example("web-stack.conf")).env("REC", td.rec()).spawn();
+    for a in ["start php-fpm", "start nginx", "start cron"] {
+        p.wait_for_record(a, Duration::from_secs(10));
+    }
+    p.signal(SIGTERM);
+    let out = p.wait();
+    out.assert_code(0);
+    assert_eq!(stops(&out.records), ["stop cron", "stop nginx", "stop php-fpm"], "{}", out.report());
+}
+
+#[test]
+fn a_sidecar_supervisord_would_not_restart_is_reported() {
+    let out = podinit_import(&["--main", "metrics"], &example("workers.conf"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("workers.conf:21:1: program:migrate.autorestart: approximated: migrate is a sidecar"),
+        "{stderr}"
+    );
+}
