@@ -1128,10 +1128,14 @@ fn close(a: &str, b: &str) -> bool {
     if a.len().abs_diff(b.len()) > 1 || a == b {
         return false;
     }
+    // Common prefix and suffix: one insertion, deletion or change leaves at
+    // most one character out of them; a swap of two neighbours, two.
     let p = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let s = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
-    p + s + 1 >= a.len().max(b.len())
-        || (a.len() == b.len() && p + s + 2 >= a.len() && a[p..p + 2].iter().rev().eq(b[p..p + 2].iter()))
+    let swapped = a.len() == b.len()
+        && matches!((a.get(p..p + 2), b.get(p..p + 2)), (Some(x), Some(y)) if x[0] == y[1] && x[1] == y[0])
+        && p + 2 + s >= a.len();
+    p + s + 1 >= a.len().max(b.len()) || swapped
 }
 
 /// `%(host_node_name)s`: this machine's name (the container's would be
