@@ -9,7 +9,8 @@
 //!
 //! - `[name]` opens a section; `[DEFAULT]` holds defaults for every section;
 //! - `key = value` or `key: value`, split at the first `=` or `:`; the key is
-//!   lower-cased, both sides are trimmed;
+//!   lower-cased (ASCII: every key supervisord has is ASCII), both sides
+//!   are trimmed;
 //! - a line that starts with `;` or `#` (after blanks) is a comment; so is the
 //!   rest of a line from a `;` or `#` that follows a blank (`'daemon off;'`
 //!   keeps its `;`);
@@ -177,7 +178,7 @@ impl Ini {
                 ));
                 continue;
             };
-            let k = value[..d].trim_end().to_lowercase();
+            let k = value[..d].trim_end().to_ascii_lowercase();
             if k.is_empty() {
                 errors.push((file, line, col, "a value without a key".to_owned()));
                 continue;

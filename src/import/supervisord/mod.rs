@@ -567,8 +567,40 @@ fn expand_now(
     }
 }
 
-/// A name of `%(name)s` to its value.
-type Lookup = Box<dyn Fn(&str) -> Option<Known>>;
+/// The names a program's values may use (supervisord.org
+/// configuration.html: each key of "[program:x] Section Values" lists its
+/// expansions).
+struct Names<'a> {
+    /// The directory of the file the value is written in.
+    here: String,
+    program: &'a str,
+    group: &'a str,
+    /// `process_num` and `numprocs`, in the keys read per process.
+    num: Option<(i64, i64)>,
+    /// The program's `environment`, then `[supervisord]`'s: `%(ENV_X)s`
+    /// names, expanded now; any other X is left to the container.
+    penv: &'a [(String, Vec<Piece>)],
+    genv: &'a [(String, Vec<Piece>, Option<Place>)],
+}
+
+impl Names<'_> {
+    fn lookup(&self, name: &str) -> Option<Known> {
+        match name {
+            "here" => Some(Known::Str(self.here.clone())),
+            "program_name" => Some(Known::Str(self.program.to_owned())),
+            "group_name" => Some(Known::Str(self.group.to_owned())),
+            "host_node_name" => Some(Known::Str(host_name())),
+            "process_num" => self.num.map(|n| Known::Int(n.0)),
+            "numprocs" => self.num.map(|n| Known::Int(n.1)),
+            n => {
+                let var = n.strip_prefix("ENV_")?;
+                let set = self.penv.iter().map(|(k, v)| (k, v)).chain(self.genv.iter().map(|(k, v, _)| (k, v)));
+                let value = set.filter(|(k, _)| *k == var).find_map(|(_, v)| expand::plain(v));
+                Some(value.map_or_else(|| Known::Later(var.to_owned()), Known::Str))
+            }
+        }
+    }
+}
 
 /// `autorestart` (supervisord.org configuration.html).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -664,21 +696,13 @@ impl Program {
         let (mut stopasgroup, mut killasgroup): (Option<(bool, &Entry)>, Option<bool>) = (None, None);
         let names = "here, program_name, group_name, host_node_name, process_num, numprocs, ENV_*";
         let group_name = self.group.as_ref().map_or(self.name.clone(), |g| g.0.clone());
-        let simple = |e: &Entry| -> Lookup {
-            let here = r.dirs[e.file].display().to_string();
-            let (program, group) = (self.name.clone(), group_name.clone());
-            let genv: Vec<(String, String)> =
-                globals.env.iter().filter_map(|(k, v, _)| Some((k.clone(), expand::plain(v)?))).collect();
-            Box::new(move |name: &str| match name {
-                "here" => Some(Known::Str(here.clone())),
-                "program_name" => Some(Known::Str(program.clone())),
-                "group_name" => Some(Known::Str(group.clone())),
-                "host_node_name" => Some(Known::Str(host_name())),
-                n => n.strip_prefix("ENV_").map(|v| match genv.iter().find(|(k, _)| k == v) {
-                    Some((_, val)) => Known::Str(val.clone()),
-                    None => Known::Later(v.to_owned()),
-                }),
-            })
+        let simple = |e: &Entry| Names {
+            here: r.dirs[e.file].display().to_string(),
+            program: &self.name,
+            group: &group_name,
+            num: None,
+            penv: &[],
+            genv: &globals.env,
         };
         for e in keys {
             let at = r.place(e, &sname);
@@ -686,7 +710,7 @@ impl Program {
                 let here = r.dirs[e.file].display();
                 r.note(ctx, e.file, Some(&at), NoteKind::Decision, format!("%(here)s is {here}, where the file is on this machine; in the container it is where supervisord.conf is"));
             }
-            let now = |ctx: &mut Ctx| expand_now(r, ctx, e, &at, &*simple(e), names);
+            let now = |ctx: &mut Ctx| expand_now(r, ctx, e, &at, &|n| simple(e).lookup(n), names);
             match e.key.as_str() {
                 // Run as written, split as shlex splits it (no shell): an argv.
                 "command" => command = Some(e),
@@ -741,7 +765,7 @@ impl Program {
                             .and_then(crate::config::signal::Signal::new)
                             .map(|_| Value::Int(n)),
                         Err(_) => {
-                            let name = v.to_uppercase();
+                            let name = v.to_ascii_uppercase();
                             let name = if name.starts_with("SIG") { name } else { format!("SIG{name}") };
                             crate::config::signal::Signal::parse(&name).map(|_| Value::Str(name))
                         }
@@ -834,7 +858,7 @@ impl Program {
         }
         let restart = match &autorestart {
             None => Restart::Unexpected(exitcodes.as_ref().map_or(vec![0], |c| c.0.clone())),
-            Some((v, e)) => match (truth(v), v.trim().to_lowercase().as_str()) {
+            Some((v, e)) => match (truth(v), v.trim().to_ascii_lowercase().as_str()) {
                 (Some(true), _) => Restart::Always,
                 (Some(false), _) => Restart::Never,
                 (None, "unexpected") => {
@@ -897,36 +921,17 @@ impl Program {
         for num in numprocs_start..numprocs_start.saturating_add(numprocs.max(0)) {
             // The expansions of this process: the program's, process_num,
             // numprocs, and (for command and directory) its environment.
-            let here_of = |e: &Entry| r.dirs[e.file].display().to_string();
-            let genv: Vec<(String, String)> =
-                globals.env.iter().filter_map(|(k, v, _)| Some((k.clone(), expand::plain(v)?))).collect();
-            let base = |e: &Entry, penv: &[(String, Vec<Piece>)]| {
-                let here = here_of(e);
-                let (program, group, genv) = (self.name.clone(), group_name.clone(), genv.clone());
-                let penv: Vec<(String, Vec<Piece>)> = penv.to_vec();
-                move |name: &str| match name {
-                    "here" => Some(Known::Str(here.clone())),
-                    "program_name" => Some(Known::Str(program.clone())),
-                    "group_name" => Some(Known::Str(group.clone())),
-                    "host_node_name" => Some(Known::Str(host_name())),
-                    "process_num" => Some(Known::Int(num)),
-                    "numprocs" => Some(Known::Int(numprocs)),
-                    n => n.strip_prefix("ENV_").map(|v| {
-                        if let Some((_, p)) = penv.iter().find(|(k, _)| k == v) {
-                            if let Some(t) = expand::plain(p) {
-                                return Known::Str(t);
-                            }
-                        }
-                        match genv.iter().find(|(k, _)| k == v) {
-                            Some((_, val)) => Known::Str(val.clone()),
-                            None => Known::Later(v.to_owned()),
-                        }
-                    }),
-                }
-            };
             let first = num == numprocs_start;
             let pieces_of = |ctx: &mut Ctx, e: &Entry, penv: &[(String, Vec<Piece>)]| -> Option<Vec<Piece>> {
-                match expand::expand(&e.value, &base(e, penv), names) {
+                let n = Names {
+                    here: r.dirs[e.file].display().to_string(),
+                    program: &self.name,
+                    group: &group_name,
+                    num: Some((num, numprocs)),
+                    penv,
+                    genv: &globals.env,
+                };
+                match expand::expand(&e.value, &|name| n.lookup(name), names) {
                     Ok(p) => Some(p),
                     Err(bad) => {
                         if first {
@@ -1115,7 +1120,7 @@ fn bool_of(r: &Reader, ctx: &mut Ctx, e: &Entry, at: &Place, v: &str) -> Option<
 
 /// supervisord's booleans (any case).
 fn truth(v: &str) -> Option<bool> {
-    match v.trim().to_lowercase().as_str() {
+    match v.trim().to_ascii_lowercase().as_str() {
         "yes" | "true" | "on" | "1" => Some(true),
         "no" | "false" | "off" | "0" => Some(false),
         _ => None,
