@@ -217,9 +217,7 @@ pub enum Command {
 /// `NAME=CMD` of `--command`.
 fn name_and_command(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
-        Some((name, cmd)) if !name.is_empty() && !cmd.trim().is_empty() => {
-            Ok((name.to_owned(), cmd.to_owned()))
-        }
+        Some((name, cmd)) if !name.is_empty() && !cmd.trim().is_empty() => Ok((name.to_owned(), cmd.to_owned())),
         _ => Err("expected NAME=COMMAND, e.g. web='nginx -g \"daemon off;\"'".into()),
     }
 }

@@ -50,9 +50,8 @@ fn main() -> ExitCode {
             };
             match podinit::config::load(config.as_deref(), &options) {
                 Ok(spec) => {
-                    let name = config
-                        .as_ref()
-                        .map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
+                    let name =
+                        config.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
                     print!("{name}: valid\n{}", podinit::config::plan::render(&spec));
                     #[cfg(feature = "import")]
                     if let Some(path) = &config {
@@ -104,13 +103,8 @@ fn main() -> ExitCode {
                 eprintln!("podinit: nothing to run: give --config FILE (or PODINIT_CONFIG), or a command after `--`\n\nUsage: podinit [--config FILE] [-- COMMAND [ARG...]]\n       podinit check --config FILE");
                 return ExitCode::from(USAGE as u8);
             }
-            let load_options = LoadOptions {
-                command: cli.argv,
-                is_root,
-                start_dir: None,
-                pod: cli.pod,
-                commands: cli.commands,
-            };
+            let load_options =
+                LoadOptions { command: cli.argv, is_root, start_dir: None, pod: cli.pod, commands: cli.commands };
             let spec = match podinit::config::load(cli.config.as_deref(), &load_options) {
                 Ok(spec) => spec,
                 Err(e) => return config_error(&e),

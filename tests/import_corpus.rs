@@ -60,31 +60,16 @@ fn every_corpus_file_imports_and_passes_check() {
         // The TOML beside the original, so that a relative env_file resolves.
         let toml = tmp.path().join(format!("{}.toml", file.file_name().unwrap().to_string_lossy()));
         std::fs::write(&toml, &out.stdout).unwrap();
-        let check = Command::new(env!("CARGO_BIN_EXE_podinit"))
-            .arg("check")
-            .arg("--config")
-            .arg(&toml)
-            .output()
-            .unwrap();
+        let check = Command::new(env!("CARGO_BIN_EXE_podinit")).arg("check").arg("--config").arg(&toml).output().unwrap();
         if !check.status.success() {
             let errors = String::from_utf8_lossy(&check.stderr);
             let real: Vec<&str> = errors.lines().filter(|l| !machine_dependent(l)).collect();
             if !real.is_empty() {
-                failures.push(format!(
-                    "{}: podinit check of the import fails:\n{}",
-                    file.display(),
-                    real.join("\n")
-                ));
+                failures.push(format!("{}: podinit check of the import fails:\n{}", file.display(), real.join("\n")));
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} corpus files fail:\n\n{}",
-        failures.len(),
-        files.len(),
-        failures.join("\n\n")
-    );
+    assert!(failures.is_empty(), "{} of {} corpus files fail:\n\n{}", failures.len(), files.len(), failures.join("\n\n"));
 }
 
 #[test]
@@ -92,8 +77,7 @@ fn the_corpus_holds_at_least_twenty_files_each_with_its_source() {
     let files = corpus();
     assert!(files.len() >= 20, "only {} corpus files", files.len());
     for (format, file) in &files {
-        let sources =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(format).join("SOURCES.md");
+        let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(format).join("SOURCES.md");
         let text = std::fs::read_to_string(&sources).unwrap_or_default();
         let base = file.file_name().unwrap().to_string_lossy();
         assert!(text.contains(&*base), "{} names no source for {base}", sources.display());

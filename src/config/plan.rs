@@ -187,11 +187,8 @@ mod tests {
         let text = "[[process]]\nname = \"app\"\ncommand = [\"Serve\", \"--Port=80\"]\n\
                     readiness_probe = { http_get = { port = 8080, path = \"/HealthZ\", host = \"LocalHost\" } }\n";
         let source = Source { path: Some("pod.toml".into()), text: text.into(), origin: None };
-        let spec = from_source(
-            &source,
-            &LoadOptions { command: vec![], is_root: false, start_dir: None, ..Default::default() },
-        )
-        .unwrap();
+        let spec =
+            from_source(&source, &LoadOptions { command: vec![], is_root: false, start_dir: None, ..Default::default() }).unwrap();
         let plan = super::render(&spec);
         assert!(plan.contains("http_get http://LocalHost:8080/HealthZ"), "{plan}");
         assert!(plan.contains("Serve --Port=80"), "{plan}");

@@ -122,11 +122,7 @@ pub fn read_source(path: &Path, opts: &LoadOptions) -> Result<Source, ConfigErro
                 ..Default::default()
             };
             let imported = crate::import::import(format, path, &text, &import)?;
-            return Ok(Source {
-                path: Some(path.to_owned()),
-                text: imported.toml,
-                origin: Some(imported.origin),
-            });
+            return Ok(Source { path: Some(path.to_owned()), text: imported.toml, origin: Some(imported.origin) });
         }
     }
     #[cfg(not(feature = "import"))]
@@ -223,8 +219,7 @@ pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, Confi
         None => source.path.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string()),
     };
     let dir = source.path.as_deref().and_then(Path::parent).filter(|d| !d.as_os_str().is_empty());
-    let mut v =
-        Validator { src: &source.text, origin: source.origin.as_ref(), dir, file, issues: Vec::new(), opts };
+    let mut v = Validator { src: &source.text, origin: source.origin.as_ref(), dir, file, issues: Vec::new(), opts };
     let raw: RawConfig = match toml::from_str(&source.text) {
         Ok(raw) => raw,
         Err(e) => {
@@ -960,10 +955,7 @@ mod tests {
 
     fn check(text: &str) -> Result<PodSpec, ConfigError> {
         let source = Source { path: Some("pod.toml".into()), text: text.into(), origin: None };
-        from_source(
-            &source,
-            &LoadOptions { command: vec![], is_root: true, start_dir: None, ..Default::default() },
-        )
+        from_source(&source, &LoadOptions { command: vec![], is_root: true, start_dir: None, ..Default::default() })
     }
 
     fn first_error(text: &str) -> String {
@@ -1091,11 +1083,8 @@ command = ["/app/server"]
             text: "[[process]]\nname=\"a\"\ncommand=\"x\"\nuser=\"0\"\n".into(),
             origin: None,
         };
-        let e = from_source(
-            &source,
-            &LoadOptions { command: vec![], is_root: false, start_dir: None, ..Default::default() },
-        )
-        .unwrap_err();
+        let e = from_source(&source, &LoadOptions { command: vec![], is_root: false, start_dir: None, ..Default::default() })
+            .unwrap_err();
         assert!(
             e.to_string().contains("p.toml:4:6: process[1].user: `user` needs podinit to run as root"),
             "{e}"
@@ -1123,12 +1112,7 @@ command = ["/app/server"]
         let source = Source::default();
         let spec = from_source(
             &source,
-            &LoadOptions {
-                command: vec!["true".into()],
-                is_root: false,
-                start_dir: None,
-                ..Default::default()
-            },
+            &LoadOptions { command: vec!["true".into()], is_root: false, start_dir: None, ..Default::default() },
         )
         .unwrap();
         assert_eq!(spec.entries[0].name, "main");

@@ -206,12 +206,7 @@ pub struct Imported {
 /// Every error found, each with file:line:col and key: bad syntax, a key the
 /// format does not have, a value of the wrong type, a field podinit refuses,
 /// and (when `opts.for_run`) an entry with no command.
-pub fn import(
-    format: Format,
-    path: &Path,
-    text: &str,
-    opts: &ImportOptions,
-) -> Result<Imported, ConfigError> {
+pub fn import(format: Format, path: &Path, text: &str, opts: &ImportOptions) -> Result<Imported, ConfigError> {
     let file = path.display().to_string();
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
     let mut ctx = Ctx { file: file.clone(), dir, opts, notes: Vec::new(), errors: Vec::new() };
@@ -255,8 +250,10 @@ pub fn place(at: yaml::Pos, key: impl Into<String>) -> Place {
 /// digit or `-` as `-`, no `-` at either end, at most 63 characters; `entry`
 /// for a name with nothing left.
 pub fn entry_name(raw: &str) -> String {
-    let mapped: String =
-        raw.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    let mapped: String = raw
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect();
     let mut name: String = mapped.trim_matches('-').chars().take(63).collect();
     while name.ends_with('-') {
         name.pop();

@@ -46,10 +46,7 @@ pub struct Node {
 pub enum Value {
     /// A scalar: its text, and whether it was quoted or a block scalar (then
     /// it is always a string, never a number, boolean or null).
-    Scalar {
-        text: String,
-        quoted: bool,
-    },
+    Scalar { text: String, quoted: bool },
     Seq(Vec<Node>),
     /// A mapping in file order; keys are scalars (a complex key is refused).
     Map(Vec<(Key, Node)>),
@@ -255,7 +252,10 @@ fn merge(entries: &mut Vec<(Key, Node)>, merges: Vec<Node>) -> Result<(), Error>
             Value::Map(_) => vec![m],
             Value::Seq(items) => items,
             _ => {
-                return Err(Error { at: m.at, message: "`<<` merges a mapping or a list of mappings".into() })
+                return Err(Error {
+                    at: m.at,
+                    message: "`<<` merges a mapping or a list of mappings".into(),
+                })
             }
         };
         for source in sources {
@@ -306,9 +306,13 @@ pub fn parse(text: &str) -> Result<Vec<Node>, Error> {
                 b.place(node, 0)?;
             }
             Event::SequenceStart(anchor, _) => b.stack.push(Open::Seq { at, anchor, items: Vec::new() }),
-            Event::MappingStart(anchor, _) => {
-                b.stack.push(Open::Map { at, anchor, entries: Vec::new(), merges: Vec::new(), key: None })
-            }
+            Event::MappingStart(anchor, _) => b.stack.push(Open::Map {
+                at,
+                anchor,
+                entries: Vec::new(),
+                merges: Vec::new(),
+                key: None,
+            }),
             Event::SequenceEnd | Event::MappingEnd => {
                 let (node, anchor) = match b.stack.pop() {
                     Some(Open::Seq { at, anchor, items }) => (Node { at, value: Value::Seq(items) }, anchor),
