@@ -19,6 +19,7 @@ pub mod export;
 pub mod kubernetes;
 pub mod process_compose;
 pub mod procfile;
+pub mod supervisord;
 pub mod yaml;
 
 use std::fmt;
@@ -224,12 +225,9 @@ pub fn import(
         Format::Compose => compose::read(text, &mut ctx),
         Format::Procfile => procfile::read(text, &mut ctx),
         Format::ProcessCompose => process_compose::read(text, &mut ctx),
+        Format::Supervisord => supervisord::read(text, &mut ctx),
         Format::Toml => {
             ctx.error(None, "this is podinit's own format already: nothing to import");
-            draft::Draft::default()
-        }
-        other => {
-            ctx.error(None, format!("reading {} files is not built yet", other.name()));
             draft::Draft::default()
         }
     };
