@@ -317,7 +317,7 @@ mod generated {
         ];
         (role, probe, extra, "[a-z ]{1,12}").prop_map(move |(role, probe, extra, word)| {
             let mut t =
-                format!("[[process]]\nname = \"e{i}\"\nrole = \"{role}\"\ncommand = \"echo {word}\"\n");
+                format!("[[process]]\nname = \"e{i}\"\nrole = \"{role}\"\ncommand = \"echo {word} $$ $$$(x) a$$b\"\n");
             if role != "init" {
                 t.push_str(&probe);
             }
@@ -328,6 +328,23 @@ mod generated {
             }
             t
         })
+    }
+
+    /// Each process's `env`, by name.
+    fn envs(toml: &str) -> Vec<(String, Option<toml::Value>)> {
+        let t: toml::Table = toml::from_str(toml).unwrap();
+        let empty = Vec::new();
+        let processes = t.get("process").and_then(|p| p.as_array()).unwrap_or(&empty);
+        let mut envs: Vec<_> =
+            processes.iter().map(|p| (p["name"].as_str().unwrap().to_owned(), p.get("env").cloned())).collect();
+        envs.sort_by(|a, b| a.0.cmp(&b.0));
+        envs
+    }
+
+    fn import(manifest: &Path) -> String {
+        let out = podinit(&["import", manifest.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
     }
 
     fn config() -> impl Strategy<Value = String> {
@@ -358,6 +375,8 @@ mod generated {
             for kind in ["pod", "job"] {
                 let exported = export(&config, kind, &td, &format!("{kind}.yaml"));
                 prop_assert_eq!(plan(&exported), want.clone(), "{}", toml);
+                // The plan names variables only: their values must come back too.
+                prop_assert_eq!(envs(&toml), envs(&import(&exported)), "{}", toml);
             }
         }
     }

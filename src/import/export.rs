@@ -164,10 +164,20 @@ fn whole_seconds(d: Duration, key: &str, report: &mut Vec<String>) -> i64 {
     i64::try_from(secs).unwrap_or(i64::MAX)
 }
 
-/// `$(` as `$$(`: Kubernetes would expand `$(VAR)` in commands and values
-/// (kubernetes.io "Define Dependent Environment Variables"); podinit does not.
+/// Every `$` before `$` or `(` doubled: Kubernetes reads `$$` as `$` and
+/// expands `$(VAR)` in commands and values (kubernetes.io "Define Dependent
+/// Environment Variables"); podinit does neither, so the kubelet must pass
+/// the text on as podinit would.
 fn escaped(v: &str) -> String {
-    v.replace("$(", "$$(")
+    let mut out = String::with_capacity(v.len());
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '$' && matches!(chars.peek(), Some('$' | '(')) {
+            out.push('$');
+        }
+    }
+    out
 }
 
 /// A container's command, `$(` escaped.
@@ -559,6 +569,18 @@ fn render(out: &mut String, y: &Y, indent: usize) {
             let _ = writeln!(out, "{pad}{k}:");
             let child = if matches!(v, Y::Seq(_)) { indent } else { indent + 2 };
             render(out, v, child);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escaped_text_comes_back_through_the_kubelet_expansion_unchanged() {
+        let none = |_: &str| Some("X".to_owned());
+        for text in ["echo $(date) $$", "$$$(X)", "a$$b", "$", "$$$$(A)", "$HOME $(", "plain"] {
+            let e = super::escaped(text);
+            assert_eq!(crate::import::kubernetes::expand(&e, &none), text, "{text} written as {e}");
         }
     }
 }
