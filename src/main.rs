@@ -47,6 +47,7 @@ fn main() -> ExitCode {
                 start_dir: None,
                 pod: pod.or(cli.pod),
                 commands: [commands, cli.commands].concat(),
+                portable: false,
             };
             match podinit::config::load(config.as_deref(), &options) {
                 Ok(spec) => {
@@ -135,6 +136,7 @@ fn main() -> ExitCode {
                 start_dir: None,
                 pod: cli.pod,
                 commands: cli.commands,
+                portable: false,
             };
             let spec = match podinit::config::load(cli.config.as_deref(), &load_options) {
                 Ok(spec) => spec,
@@ -249,7 +251,6 @@ fn import(file: &std::path::Path, opts: &podinit::import::ImportOptions, is_root
             return ExitCode::from(USAGE as u8);
         }
     };
-    print!("{}", imported.toml);
     for note in &imported.notes {
         eprintln!("podinit import: {note}");
     }
@@ -258,8 +259,18 @@ fn import(file: &std::path::Path, opts: &podinit::import::ImportOptions, is_root
         text: imported.toml,
         origin: Some(imported.origin),
     };
+    // What the file says must pass `podinit check` anywhere: else nothing is
+    // written and the status is 2. What this machine lacks (a user, a
+    // directory, an env file of the image) is a warning.
+    if let Err(e) = podinit::config::from_source(&source, &LoadOptions { is_root, portable: true, ..Default::default() }) {
+        for issue in &e.0 {
+            eprintln!("podinit import: error: {issue}");
+        }
+        return ExitCode::from(USAGE as u8);
+    }
+    print!("{}", source.text);
     if let Err(e) = podinit::config::from_source(&source, &LoadOptions { is_root, ..Default::default() }) {
-        eprintln!("podinit import: warning: `podinit check` of this TOML fails on this machine:");
+        eprintln!("podinit import: warning: `podinit check` of this TOML fails on this machine (a user, directory or env file the image may have):");
         for issue in &e.0 {
             eprintln!("podinit import: warning: {issue}");
         }

@@ -87,6 +87,10 @@ pub struct LoadOptions {
     /// Commands for entries of an imported file that have none
     /// (`--command NAME=CMD`, run by `/bin/sh -c`).
     pub commands: Vec<(String, String)>,
+    /// Check only what the file says, not what this machine has: a `user`,
+    /// a `working_dir` or an `env_file` that may exist only in the image
+    /// (`podinit import`, which writes a file for another machine).
+    pub portable: bool,
 }
 
 /// Reads and validates the config file at `path` (if any) plus the command line.
@@ -460,7 +464,7 @@ impl Validator<'_> {
         let pre_stop = p.pre_stop.map(|h| self.hook(h));
 
         let mut env = Vec::new();
-        if let Some(f) = p.env_file {
+        if let Some(f) = p.env_file.filter(|_| !self.opts.portable) {
             let at = f.span().start;
             // Relative to the config file's directory, as Compose reads env_file.
             let path = match self.dir {
@@ -490,14 +494,14 @@ impl Validator<'_> {
             let dir = PathBuf::from(w.into_inner());
             let seen_from =
                 self.opts.start_dir.as_ref().map_or_else(|| dir.clone(), |start| start.join(&dir));
-            if seen_from.is_dir() {
+            if seen_from.is_dir() || self.opts.portable {
                 Some(dir)
             } else {
                 self.at(at, format!("working_dir {:?} is not a directory", dir.display().to_string()));
                 None
             }
         });
-        let user = p.user.and_then(|u| {
+        let user = p.user.filter(|_| !self.opts.portable).and_then(|u| {
             let at = u.span().start;
             if !self.opts.is_root {
                 self.at(at, "`user` needs podinit to run as root (it is not)".into());

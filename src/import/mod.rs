@@ -44,6 +44,10 @@ pub enum Format {
     Procfile,
     /// A process-compose.yaml.
     ProcessCompose,
+    /// A YAML or JSON file that is none of the above (`.yaml`, `.yml`,
+    /// `.json` without a key that tells).
+    #[value(skip)]
+    Unknown,
 }
 
 impl Format {
@@ -56,6 +60,7 @@ impl Format {
             Format::Supervisord => "supervisord",
             Format::Procfile => "procfile",
             Format::ProcessCompose => "process-compose",
+            Format::Unknown => "unknown",
         }
     }
 }
@@ -70,6 +75,7 @@ pub fn detect(path: &Path, text: &str) -> Format {
     if name.ends_with(".toml") {
         return Format::Toml;
     }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let top_keys: Vec<&str> = text
         .lines()
         .filter(|l| !l.starts_with([' ', '\t', '#', '-']) && !l.trim().is_empty())
@@ -77,7 +83,7 @@ pub fn detect(path: &Path, text: &str) -> Format {
         .collect();
     let json_key = |k: &str| text.trim_start().starts_with('{') && text.contains(&format!("\"{k}\""));
     let has = |k: &str| top_keys.contains(&k) || json_key(k);
-    if has("apiVersion") && has("kind") {
+    if has("apiVersion") || has("kind") {
         return Format::Kubernetes;
     }
     let ini = text.lines().any(|l| {
@@ -95,6 +101,9 @@ pub fn detect(path: &Path, text: &str) -> Format {
     }
     if has("services") || name.contains("compose") {
         return Format::Compose;
+    }
+    if [".yaml", ".yml", ".json"].iter().any(|ext| name.ends_with(ext)) {
+        return Format::Unknown;
     }
     Format::Toml
 }
@@ -226,6 +235,10 @@ pub fn import(
         Format::Procfile => procfile::read(text, &mut ctx),
         Format::ProcessCompose => process_compose::read(text, &mut ctx),
         Format::Supervisord => supervisord::read(text, &mut ctx),
+        Format::Unknown => {
+            ctx.error(None, "cannot tell this file's format: no `apiVersion` or `kind` (a Kubernetes manifest), `services` (Compose) or `processes` (process-compose) at its top level; name the format with --from");
+            draft::Draft::default()
+        }
         Format::Toml => {
             ctx.error(None, "this is podinit's own format already: nothing to import");
             draft::Draft::default()
@@ -396,5 +409,9 @@ mod tests {
         assert_eq!(detect(Path::new("etc/app.conf"), "[program:x]\ncommand=y\n"), Format::Supervisord);
         assert_eq!(detect(Path::new("Procfile"), "web: bundle exec puma\n"), Format::Procfile);
         assert_eq!(detect(Path::new("pod"), "[[process]]\nname = \"a\"\n"), Format::Toml);
+        assert_eq!(detect(p, "\u{feff}apiVersion: v1\nkind: Pod\n"), Format::Kubernetes);
+        assert_eq!(detect(p, "apiVersion: v1\nmetadata: {}\n"), Format::Kubernetes);
+        assert_eq!(detect(p, "servics:\n  a: {}\n"), Format::Unknown);
+        assert_eq!(detect(p, "---\n"), Format::Unknown);
     }
 }
