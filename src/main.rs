@@ -78,6 +78,10 @@ fn main() -> ExitCode {
         }
         #[cfg(feature = "import")]
         Some(Command::Export { config, kind, image, name, argv }) => {
+            if let Err(why) = podinit::config::validate::check_name(&name) {
+                eprintln!("podinit export: --name {name:?}: {why} (Kubernetes names a Pod or Job so)");
+                return ExitCode::from(USAGE as u8);
+            }
             let config = config.or(cli.config);
             let options = LoadOptions {
                 command: argv,
@@ -262,7 +266,9 @@ fn import(file: &std::path::Path, opts: &podinit::import::ImportOptions, is_root
     // What the file says must pass `podinit check` anywhere: else nothing is
     // written and the status is 2. What this machine lacks (a user, a
     // directory, an env file of the image) is a warning.
-    if let Err(e) = podinit::config::from_source(&source, &LoadOptions { is_root, portable: true, ..Default::default() }) {
+    if let Err(e) =
+        podinit::config::from_source(&source, &LoadOptions { is_root, portable: true, ..Default::default() })
+    {
         for issue in &e.0 {
             eprintln!("podinit import: error: {issue}");
         }

@@ -316,8 +316,9 @@ mod generated {
             Just("restart_during_termination = true\n".to_owned()),
         ];
         (role, probe, extra, "[a-z ]{1,12}").prop_map(move |(role, probe, extra, word)| {
-            let mut t =
-                format!("[[process]]\nname = \"e{i}\"\nrole = \"{role}\"\ncommand = \"echo {word} $$ $$$(x) a$$b\"\n");
+            let mut t = format!(
+                "[[process]]\nname = \"e{i}\"\nrole = \"{role}\"\ncommand = \"echo {word} $$ $$$(x) a$$b\"\n"
+            );
             if role != "init" {
                 t.push_str(&probe);
             }
@@ -335,8 +336,10 @@ mod generated {
         let t: toml::Table = toml::from_str(toml).unwrap();
         let empty = Vec::new();
         let processes = t.get("process").and_then(|p| p.as_array()).unwrap_or(&empty);
-        let mut envs: Vec<_> =
-            processes.iter().map(|p| (p["name"].as_str().unwrap().to_owned(), p.get("env").cloned())).collect();
+        let mut envs: Vec<_> = processes
+            .iter()
+            .map(|p| (p["name"].as_str().unwrap().to_owned(), p.get("env").cloned()))
+            .collect();
         envs.sort_by(|a, b| a.0.cmp(&b.0));
         envs
     }
@@ -453,4 +456,47 @@ fn reload_reads_a_changed_manifest() {
     let outcome = running.wait();
     assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
     assert_eq!(td.records(), ["start one", "start app", "start two"]);
+}
+
+/// Edges a manifest reader must get right, each as the Kubernetes API reads
+/// it: what the API refuses is refused at its place, what it accepts runs.
+#[test]
+fn manifest_edges_are_read_as_the_api_reads_them() {
+    let pod = |spec: &str| format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n{spec}");
+    let main = "spec:\n  restartPolicy: Never\n  containers:\n    - name: m\n      command: [\"true\"]\n";
+    let refused: &[(&str, String, &str)] = &[
+        ("value and valueFrom", pod("spec:\n  containers:\n    - name: m\n      command: [\"true\"]\n      env:\n        - name: A\n          value: x\n          valueFrom: {fieldRef: {fieldPath: metadata.name}}\n"), "12:22: spec.containers[0].env[0].valueFrom: env A: value and valueFrom together"),
+        ("a Job without restartPolicy", "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      containers:\n        - name: m\n          command: [\"true\"]\n".to_owned(), "needs restartPolicy Never or OnFailure"),
+        ("a port name twice", pod("spec:\n  containers:\n    - name: m\n      command: [\"true\"]\n      ports:\n        - {name: http, containerPort: 1}\n        - {name: http, containerPort: 2}\n"), "11:11: spec.containers[0].ports[1].name: port name \"http\" is used twice"),
+        ("a misspelt annotation", pod(&format!("  annotations:\n    podinit.io/proces.m: \"{{ max_restarts = 1 }}\"\n{main}")), "6:26: metadata.annotations.podinit.io/proces.m: annotation \"podinit.io/proces.m\""),
+        ("an annotation that renames", pod(&format!("  annotations:\n    podinit.io/process.m: \"{{ command = 'x' }}\"\n{main}")), "command is the manifest's to say"),
+        ("rules without the container's policy", pod("spec:\n  restartPolicy: Never\n  containers:\n    - name: m\n      command: [\"true\"]\n      restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [1]}}]\n"), "restartPolicyRules needs the container's own restartPolicy"),
+    ];
+    let td = TestDir::new();
+    for (what, text, want) in refused {
+        let file = td.write("pod.yaml", text);
+        let out = podinit(&["check", "--config", file.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+        assert!(stderr.contains(want), "{what}: want {want:?} in:\n{stderr}");
+    }
+    let accepted: &[(&str, String)] = &[
+        ("null fields (as Helm writes them)", pod("spec:\n  restartPolicy: Never\n  initContainers: null\n  containers:\n    - name: m\n      command: [\"true\"]\n      args:\n      env: ~\n")),
+        ("an empty list closed under its key", pod("spec:\n  restartPolicy: Never\n  containers:\n    - name: m\n      command: [\"true\"]\n      args: [\n      ]\n")),
+        ("a binary Secret no variable reads", format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  BIN: //79\n---\n{}", pod(main))),
+        ("a byte order mark", format!("\u{feff}{}", pod(main))),
+    ];
+    for (what, text) in accepted {
+        let file = td.write("pod.yaml", text);
+        let out = podinit(&["check", "--config", file.to_str().unwrap()]);
+        assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    // Two workloads of one name: --pod cannot tell them apart.
+    let file = td.write(
+        "two.yaml",
+        &format!("{}---\n{}", pod(main), pod(main).replace("kind: Pod", "kind: Deployment")),
+    );
+    let out = podinit(&["check", "--pod", "p", "--config", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("more than one workload is named \"p\""));
 }

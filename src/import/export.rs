@@ -145,7 +145,8 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
         ]),
     };
     let mut out = format!(
-        "# Written by `podinit export` for Kubernetes {KUBERNETES_VERSION}: one image ({image}) runs every container.\n"
+        "# Written by `podinit export` for Kubernetes {KUBERNETES_VERSION}: one image ({}) runs every container.\n",
+        image.escape_debug()
     );
     render(&mut out, &doc, 0);
     (out, report)
@@ -228,9 +229,19 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
         }
     }
     let mut lifecycle: Vec<(&'static str, Y)> = Vec::new();
-    for (key, hook) in [("postStart", &e.post_start), ("preStop", &e.pre_stop)] {
+    for (key, toml_key, hook) in
+        [("postStart", "post_start", &e.post_start), ("preStop", "pre_stop", &e.pre_stop)]
+    {
         if let Some(h) = hook {
             lifecycle.push((key, k8s_hook(h)));
+            if let HookSpec::Sleep(d) = h {
+                if d.subsec_nanos() != 0 {
+                    let mut t = Table::default();
+                    t.set("sleep", Value::duration(*d), None);
+                    extra.set(toml_key, t, None);
+                    report.push(format!("{}: {toml_key} sleeps a fraction of a second; Kubernetes counts whole seconds (rounded up in {key}), the exact hook is kept in the annotation podinit.io/process.{}", e.name, e.name));
+                }
+            }
         }
     }
     if e.stop_signal != Signal::TERM {
@@ -245,7 +256,10 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
         c.push(("lifecycle", Y::Map(lifecycle)));
     }
     if e.role == Role::Main {
-        if let Some(policy) = e.restart_policy.filter(|p| *p != spec.restart_policy) {
+        // restartPolicyRules need the container's own restartPolicy.
+        let own = e.restart_policy.filter(|p| *p != spec.restart_policy || !e.restart_rules.is_empty());
+        let own = own.or_else(|| (!e.restart_rules.is_empty()).then_some(spec.restart_policy));
+        if let Some(policy) = own {
             c.push(("restartPolicy", s(policy.as_str())));
         }
     } else if e.role == Role::Init && e.restart_policy.is_some() {
@@ -281,6 +295,7 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
     if let Some(u) = &e.user {
         security.push(("runAsUser", Y::Int(i64::from(u.uid))));
         security.push(("runAsGroup", Y::Int(i64::from(u.gid))));
+        report.push(format!("{}: its user is written as runAsUser {} and runAsGroup {}, the numbers this machine's /etc/passwd and /etc/group give; the image's must match", e.name, u.uid, u.gid));
     }
     if e.no_new_privileges {
         security.push(("allowPrivilegeEscalation", Y::Bool(false)));

@@ -244,6 +244,15 @@ pub fn import(
             draft::Draft::default()
         }
     };
+    // The Compose reader checks `--command` itself: a service its profile
+    // leaves out is a note there, not an error.
+    if ctx.errors.is_empty() && format != Format::Compose {
+        for (name, _) in &opts.commands {
+            if !draft.processes.iter().any(|p| p.name() == name || p.name() == entry_name(name)) {
+                ctx.error(None, format!("--command {name}=...: no entry of this file is named {name:?}"));
+            }
+        }
+    }
     if ctx.errors.is_empty() {
         if opts.for_run {
             for p in draft.processes.iter().filter(|p| p.commented_out) {

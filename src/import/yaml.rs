@@ -314,7 +314,11 @@ fn reindent_bracket(text: &str, line: usize) -> Option<String> {
         return None;
     }
     let prev = lines[..i].iter().rev().find(|l| !l.trim().is_empty())?;
-    let want = prev.len() - prev.trim_start_matches(' ').len();
+    let mut want = prev.len() - prev.trim_start_matches(' ').len();
+    // An empty collection (`key: [` then `]`): under the key's content.
+    if prev.trim_end().ends_with(['[', '{']) {
+        want += 2;
+    }
     let have = this.len() - body.len();
     if want <= have {
         return None;
@@ -451,6 +455,9 @@ mod tests {
         assert_eq!(a.get("b").unwrap().as_seq().unwrap()[0].as_str(), Some("x"));
         assert_eq!(a.get("c").unwrap().get("d").unwrap().as_int(), Some(1));
         assert_eq!(a.get("e").unwrap().at, Pos { line: 8, col: 6 });
+        let doc = one("a:\n  b: [\n  ]\n  c: {\n  }\n");
+        assert_eq!(doc.get("a").unwrap().get("b").unwrap().as_seq().map(<[Node]>::len), Some(0));
+        assert_eq!(doc.get("a").unwrap().get("c").unwrap().as_map().map(<[(Key, Node)]>::len), Some(0));
         // A bracket in a block scalar is text: nothing is moved there.
         let doc = one("a: |\n  {\n  }\nb: 1\n");
         assert_eq!(doc.get("a").unwrap().as_str(), Some("{\n}\n"));

@@ -29,15 +29,17 @@ impl Reader<'_, '_> {
                         Some(bytes) => match String::from_utf8(bytes) {
                             Ok(s) => s,
                             Err(_) => {
-                                self.ctx.error(Some(&at), "this value is not UTF-8 text once decoded; it cannot be an environment variable");
+                                // Binary data is fine for a volume; only a
+                                // variable that reads it is an error.
+                                let why =
+                                    "is not UTF-8 text once decoded; it cannot be an environment variable";
+                                self.unusable.insert((name.to_owned(), k.name.clone()), (at, why));
                                 continue;
                             }
                         },
                         None => {
-                            self.ctx.error(
-                                Some(&at),
-                                "not base64 (a Secret's `data` is; `stringData` takes plain text)",
-                            );
+                            let why = "is not base64 (a Secret's `data` is; `stringData` takes plain text)";
+                            self.unusable.insert((name.to_owned(), k.name.clone()), (at, why));
                             continue;
                         }
                     }
@@ -80,6 +82,10 @@ impl Reader<'_, '_> {
                             for (k, v) in values.clone() {
                                 set(&mut env, format!("{prefix}{k}"), v, at.clone());
                             }
+                            let bad: Vec<_> = self.unusable.iter().filter(|((n, _), _)| n == name).map(|((_, k), (p, why))| (k.clone(), p.clone(), *why)).collect();
+                            for (k, value_at, why) in bad {
+                                self.ctx.error(Some(&value_at), format!("Secret {name:?}: the value of {k:?}, which {} reads, {why}", at.key));
+                            }
                         }
                         None if optional => {}
                         None => self.ctx.error(Some(&at), format!("{} {name:?} is not in this file (give it as another document, or mark the reference optional)", if secret { "Secret" } else { "ConfigMap" })),
@@ -105,6 +111,15 @@ impl Reader<'_, '_> {
                 self.ctx.error(Some(&place(item.at, &i_path)), "an env entry needs a `name`");
                 continue;
             };
+            if let (Some(_), Some(from)) = (item.get("value"), item.get("valueFrom")) {
+                self.ctx.error(
+                    Some(&place(from.at, join(&i_path, "valueFrom"))),
+                    format!(
+                        "env {name}: value and valueFrom together (the Kubernetes API takes one of them)"
+                    ),
+                );
+                continue;
+            }
             if let Some(v) = item.get("value") {
                 let at = place(v.at, join(&i_path, "value"));
                 if let Some(value) = self.string(v, &at) {
@@ -153,7 +168,13 @@ impl Reader<'_, '_> {
                 Some(Some(v)) => Some(v.clone()),
                 _ if optional => None,
                 Some(None) => {
-                    self.ctx.error(Some(&at), format!("{what} {name:?} has no key {k:?}"));
+                    match self.unusable.get(&(name.to_owned(), k.to_owned())).cloned() {
+                        Some((value_at, why)) => self.ctx.error(
+                            Some(&value_at),
+                            format!("{what} {name:?}: the value of {k:?}, which {}, {why}", at.key),
+                        ),
+                        None => self.ctx.error(Some(&at), format!("{what} {name:?} has no key {k:?}")),
+                    }
                     None
                 }
                 None => {

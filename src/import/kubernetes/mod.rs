@@ -49,6 +49,8 @@ struct Meta {
     namespace: String,
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
+    /// Where each annotation was written.
+    annotation_places: BTreeMap<String, Place>,
 }
 
 /// A container's environment as Kubernetes builds it, in order (envFrom
@@ -60,6 +62,9 @@ struct Reader<'c, 'o> {
     config_maps: BTreeMap<String, BTreeMap<String, String>>,
     secrets: BTreeMap<String, BTreeMap<String, String>>,
     meta: Meta,
+    /// Secret values that cannot be environment variables (binary, not
+    /// base64), by (Secret, key): an error only for a variable that reads one.
+    unusable: BTreeMap<(String, String), (Place, &'static str)>,
 }
 
 /// Reads a manifest into the pod it describes.
@@ -71,7 +76,18 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
             return Draft::default();
         }
     };
-    let mut r = Reader { ctx, config_maps: BTreeMap::new(), secrets: BTreeMap::new(), meta: Meta::default() };
+    // Kubernetes reads a null field as an absent one (Helm's output has many).
+    let docs: Vec<Node> = docs.into_iter().map(without_nulls).collect();
+    let mut r = Reader {
+        ctx,
+        config_maps: BTreeMap::new(),
+        secrets: BTreeMap::new(),
+        meta: Meta::default(),
+        unusable: BTreeMap::new(),
+    };
+    if !r.ctx.opts.mains.is_empty() {
+        r.ctx.error(None, "--main does not apply to a Kubernetes manifest: its `containers` are the mains, its `initContainers` with restartPolicy: Always the sidecars");
+    }
     let mut workloads = Vec::new();
     let mut objects: Vec<&Node> = Vec::new();
     for doc in &docs {
@@ -102,6 +118,18 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
             return Draft::default();
         }
         (Some(want), _) => match workloads.iter().find(|w| &w.name == want) {
+            Some(w) if workloads.iter().filter(|o| &o.name == want).count() > 1 => {
+                let kinds =
+                    workloads.iter().filter(|o| &o.name == want).map(|o| o.kind.as_str()).collect::<Vec<_>>();
+                r.ctx.error(
+                    Some(&place(w.doc.at, "metadata.name")),
+                    format!(
+                        "more than one workload is named {want:?} ({}): give each its own name",
+                        kinds.join(", ")
+                    ),
+                );
+                return Draft::default();
+            }
             Some(w) => w,
             None => {
                 let names = workloads.iter().map(|w| format!("{} {:?}", w.kind, w.name)).collect::<Vec<_>>();
@@ -263,9 +291,17 @@ impl Reader<'_, '_> {
             return draft;
         }
         self.pod_settings(&mut draft, pod, &spec_path, deadline);
+        if matches!(w.kind.as_str(), "Job" | "CronJob")
+            && !matches!(pod.get("restartPolicy").and_then(Node::as_str), Some("Never" | "OnFailure"))
+        {
+            let at =
+                place(pod.get("restartPolicy").map_or(pod.at, |n| n.at), join(&spec_path, "restartPolicy"));
+            self.ctx.error(Some(&at), format!("a {}'s pod needs restartPolicy Never or OnFailure (the Kubernetes API refuses Always, its default)", w.kind));
+        }
         let pod_user =
             pod.get("securityContext").map(|s| self.security(s, &join(&spec_path, "securityContext")));
         let pod_user = pod_user.unwrap_or_default();
+        let mut names = Vec::new();
         for (list, is_init) in [("initContainers", true), ("containers", false)] {
             let Some(node) = pod.get(list) else { continue };
             let list_path = join(&spec_path, list);
@@ -278,6 +314,9 @@ impl Reader<'_, '_> {
             };
             for (i, c) in items.iter().enumerate() {
                 let c_path = format!("{list_path}[{i}]");
+                if let Some(n) = c.get("name").and_then(Node::as_str) {
+                    names.push(n.to_owned());
+                }
                 if let Some(p) = self.container(c, &c_path, is_init, &pod_user) {
                     draft.processes.push(p);
                 }
@@ -290,9 +329,10 @@ impl Reader<'_, '_> {
             );
         }
         if let Some(extra) = self.meta.annotations.get("podinit.io/pod").cloned() {
-            let at = place(template.at, join(&path, "metadata.annotations"));
+            let at = self.annotation_at("podinit.io/pod").unwrap_or_else(|| place(template.at, &path));
             self.merge_annotation(&mut draft.pod, &extra, &at, "podinit.io/pod");
         }
+        self.check_annotations(&names);
         draft
     }
 
@@ -302,6 +342,10 @@ impl Reader<'_, '_> {
     fn metadata(&mut self, w: &Workload, template: &Node) -> Meta {
         let own = w.doc.get("metadata");
         let tm = template.get("metadata");
+        // A CronJob's job template has metadata of its own.
+        let job = (w.kind == "CronJob")
+            .then(|| w.doc.get("spec").and_then(|s| s.get("jobTemplate")).and_then(|j| j.get("metadata")))
+            .flatten();
         let pick = |key: &str| {
             tm.and_then(|m| m.get(key))
                 .and_then(Node::as_str)
@@ -312,12 +356,16 @@ impl Reader<'_, '_> {
             namespace: pick("namespace").unwrap_or("default").to_owned(),
             ..Meta::default()
         };
+        let mut places = BTreeMap::new();
         for (key, into) in [("labels", &mut meta.labels), ("annotations", &mut meta.annotations)] {
             // A Pod's own metadata is its template; a workload's annotations
             // count too, for podinit's own (written on the workload or its
             // pod template alike).
-            let sources =
-                if w.kind == "Pod" { vec![own] } else { vec![own.filter(|_| key == "annotations"), tm] };
+            let sources = if w.kind == "Pod" {
+                vec![own]
+            } else {
+                vec![own.filter(|_| key == "annotations"), job.filter(|_| key == "annotations"), tm]
+            };
             for m in sources.into_iter().flatten() {
                 let Some(node) = m.get(key) else { continue };
                 let Some(map) = node.as_map() else {
@@ -331,11 +379,38 @@ impl Reader<'_, '_> {
                     let at = place(v.at, format!("metadata.{key}.{}", k.name));
                     if let Some(s) = self.string(v, &at) {
                         into.insert(k.name.clone(), s);
+                        if key == "annotations" {
+                            places.insert(k.name.clone(), at);
+                        }
                     }
                 }
             }
         }
+        meta.annotation_places = places;
         meta
+    }
+
+    /// The place of annotation `key`.
+    fn annotation_at(&self, key: &str) -> Option<Place> {
+        self.meta.annotation_places.get(key).cloned()
+    }
+
+    /// Every `podinit.io/` annotation must be one podinit reads, about a
+    /// container of this pod: a misspelt one would be ignored in silence.
+    fn check_annotations(&mut self, containers: &[String]) {
+        let keys: Vec<String> =
+            self.meta.annotations.keys().filter(|k| k.starts_with(ANNOTATION)).cloned().collect();
+        for key in keys {
+            let rest = &key[ANNOTATION.len()..];
+            let known = rest == "pod"
+                || ["command.", "process."]
+                    .iter()
+                    .any(|p| rest.strip_prefix(p).is_some_and(|c| containers.iter().any(|n| n == c)));
+            if !known {
+                let at = self.annotation_at(&key);
+                self.ctx.error(at.as_ref(), format!("annotation {key:?}: podinit reads {ANNOTATION}pod, {ANNOTATION}command.CONTAINER and {ANNOTATION}process.CONTAINER, for a container of this pod ({})", containers.join(", ")));
+            }
+        }
     }
 
     /// `[pod]`: restart policy, grace period, deadline.
@@ -410,9 +485,12 @@ impl Reader<'_, '_> {
                 self.ctx.error(Some(&at), format!("{key} must not be negative (found {s})"));
                 None
             }
+            None if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+                self.ctx.error(Some(&at), format!("{key} is too large"));
+                None
+            }
             None => {
-                self.ctx
-                    .error(Some(&at), format!("{key} must be a whole number of seconds, found {}", n.kind()));
+                self.ctx.error(Some(&at), format!("{key} must be a whole number, found {}", n.kind()));
                 None
             }
         }
@@ -565,6 +643,12 @@ impl Reader<'_, '_> {
                 self.lifecycle(l, &join(path, "lifecycle"), &ports, &mut p);
             }
         }
+        if let (Some(r), None, false) = (c.get("restartPolicyRules"), c.get("restartPolicy"), is_init) {
+            self.ctx.error(
+                Some(&place(r.at, join(path, "restartPolicyRules"))),
+                "restartPolicyRules needs the container's own restartPolicy (the Kubernetes API refuses them without it)",
+            );
+        }
         if let Some(r) = c.get("restartPolicyRules") {
             self.restart_rules(r, &join(path, "restartPolicyRules"), &mut p);
         }
@@ -575,7 +659,8 @@ impl Reader<'_, '_> {
         self.user(&own, pod_security, &mut p);
         let key = format!("podinit.io/process.{raw_name}");
         if let Some(extra) = self.meta.annotations.get(&key).cloned() {
-            self.merge_annotation(&mut p.table, &extra, &name_at, &key);
+            let at = self.annotation_at(&key).unwrap_or_else(|| name_at.clone());
+            self.merge_annotation(&mut p.table, &extra, &at, &key);
         }
         Some(p)
     }
@@ -654,7 +739,7 @@ impl Reader<'_, '_> {
         }
         if let Some((true, at)) = &non_root {
             match &user {
-                Some((0, _)) => self.ctx.error(Some(at), "runAsNonRoot is true and runAsUser is 0: the kubelet refuses to start this container"),
+                Some((0, user_at)) => self.ctx.error(Some(user_at), format!("container {:?}: runAsUser is 0 and runAsNonRoot is true: the kubelet refuses to start it", p.name())),
                 Some(_) => {}
                 None => self.ctx.note(NoteKind::Approximated, Some(at), "runAsNonRoot without runAsUser: the process runs as podinit's user; the kubelet would refuse to start it if that is root"),
             }
@@ -671,6 +756,10 @@ impl Reader<'_, '_> {
         match parsed.map(|mut t| t.remove("x")) {
             Ok(Some(toml::Value::Table(extra))) => {
                 for (k, v) in extra {
+                    if matches!(k.as_str(), "name" | "role" | "command") {
+                        self.ctx.error(Some(at), format!("annotation {key}: {k} is the manifest's to say (its container name, list and command), not an annotation's"));
+                        continue;
+                    }
                     table.set(&k, from_toml(v), Some(at));
                 }
             }
@@ -692,6 +781,23 @@ struct Security {
     group: Option<(i64, Place)>,
     non_root: Option<(bool, Place)>,
     no_new_privileges: Option<(bool, Place)>,
+}
+
+/// `node` with every mapping entry whose value is null left out.
+fn without_nulls(mut node: Node) -> Node {
+    match &mut node.value {
+        yaml::Value::Map(entries) => {
+            let taken = std::mem::take(entries);
+            *entries =
+                taken.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, without_nulls(v))).collect();
+        }
+        yaml::Value::Seq(items) => {
+            let taken = std::mem::take(items);
+            *items = taken.into_iter().map(without_nulls).collect();
+        }
+        yaml::Value::Scalar { .. } => {}
+    }
+    node
 }
 
 fn join(path: &str, key: &str) -> String {

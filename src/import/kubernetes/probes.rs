@@ -30,7 +30,10 @@ impl Reader<'_, '_> {
                     port.get("name").and_then(Node::as_str),
                     port.get("containerPort").and_then(Node::as_int),
                 ) {
-                    out.insert(name.to_owned(), number);
+                    if out.insert(name.to_owned(), number).is_some() {
+                        let at = place(port.at, join(&p_path, "name"));
+                        self.ctx.error(Some(&at), format!("port name {name:?} is used twice in this container (the Kubernetes API refuses it)"));
+                    }
                 }
             }
         }
@@ -70,7 +73,8 @@ impl Reader<'_, '_> {
             }
             return None;
         };
-        t.set("port", port, Some(&place(h.at, join(path, "port"))));
+        let port_at = place(h.get("port").map_or(h.at, |n| n.at), join(path, "port"));
+        t.set("port", port, Some(&port_at));
         if let Some(p) = h.get("path").and_then(Node::as_str) {
             t.set("path", p, None);
         }
@@ -94,6 +98,9 @@ impl Reader<'_, '_> {
                 if self.fields(hd, &h_path, &[("name", Read), ("value", Read)]) {
                     let name = hd.get("name").and_then(Node::as_str).unwrap_or_default();
                     let value = hd.get("value").and_then(Node::as_str).unwrap_or_default();
+                    if ht.get(name).is_some() {
+                        self.ctx.note(NoteKind::Approximated, Some(&place(hd.at, &h_path)), format!("header {name:?} is given twice: the kubelet sends both, podinit sends the last"));
+                    }
                     ht.set(name, value, Some(&place(hd.at, &h_path)));
                 }
             }
