@@ -190,6 +190,11 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
                     out.commented_out = true;
                     out.comment
                         .push(format!("{} has no command: give one with `--command {}=CMD`.", p.raw, e.name));
+                    ctx.note(
+                        NoteKind::Dropped,
+                        Some(&p.at),
+                        format!("{} has no command; written commented out: give one with --command {}=CMD", p.raw, e.name),
+                    );
                 }
             },
         }
