@@ -468,8 +468,8 @@ fn manifest_edges_are_read_as_the_api_reads_them() {
         ("value and valueFrom", pod("spec:\n  containers:\n    - name: m\n      command: [\"true\"]\n      env:\n        - name: A\n          value: x\n          valueFrom: {fieldRef: {fieldPath: metadata.name}}\n"), "12:22: spec.containers[0].env[0].valueFrom: env A: value and valueFrom together"),
         ("a Job without restartPolicy", "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      containers:\n        - name: m\n          command: [\"true\"]\n".to_owned(), "needs restartPolicy Never or OnFailure"),
         ("a port name twice", pod("spec:\n  containers:\n    - name: m\n      command: [\"true\"]\n      ports:\n        - {name: http, containerPort: 1}\n        - {name: http, containerPort: 2}\n"), "11:11: spec.containers[0].ports[1].name: port name \"http\" is used twice"),
-        ("a misspelt annotation", pod(&format!("  annotations:\n    podinit.io/proces.m: \"{{ max_restarts = 1 }}\"\n{main}")), "6:26: metadata.annotations.podinit.io/proces.m: annotation \"podinit.io/proces.m\""),
-        ("an annotation that renames", pod(&format!("  annotations:\n    podinit.io/process.m: \"{{ command = 'x' }}\"\n{main}")), "command is the manifest's to say"),
+        ("a misspelt annotation", pod(&format!("  annotations:\n    podinit.io/proces.m: '{{\"max_restarts\": 1}}'\n{main}")), "6:26: metadata.annotations.podinit.io/proces.m: annotation \"podinit.io/proces.m\""),
+        ("an annotation that renames", pod(&format!("  annotations:\n    podinit.io/process.m: '{{\"command\": \"x\"}}'\n{main}")), "command is the manifest's to say"),
         ("rules without the container's policy", pod("spec:\n  restartPolicy: Never\n  containers:\n    - name: m\n      command: [\"true\"]\n      restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [1]}}]\n"), "restartPolicyRules needs the container's own restartPolicy"),
     ];
     let td = TestDir::new();

@@ -294,8 +294,44 @@ fn string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// `v` as JSON (a table as an object): the form of podinit's annotations
+/// on a Kubernetes manifest.
+pub fn json(out: &mut String, v: &Value) {
+    match v {
+        Value::Str(s) => string(out, s),
+        Value::Int(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::Bool(b) => {
+            let _ = write!(out, "{b}");
+        }
+        Value::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                json(out, item);
+            }
+            out.push(']');
+        }
+        Value::Table(t) => {
+            out.push('{');
+            for (i, item) in t.0.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                string(out, &item.key);
+                out.push_str(": ");
+                json(out, &item.value);
+            }
+            out.push('}');
+        }
+    }
+}
+
 /// `v` as an inline TOML value (a table as `{ k = v, ... }`).
-pub fn inline(out: &mut String, v: &Value) {
+fn inline(out: &mut String, v: &Value) {
     match v {
         Value::Str(s) => string(out, s),
         Value::Int(n) => {

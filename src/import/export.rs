@@ -7,13 +7,13 @@
 //! `hold_until = "ready"`, `restart_during_termination`, the output mode, an
 //! OOM score) is written as the closest thing Kubernetes has, reported, and
 //! carried in the annotations `podinit.io/process.<container>` and
-//! `podinit.io/pod` (inline TOML tables), which the manifest reader applies
+//! `podinit.io/pod` (JSON objects), which the manifest reader applies
 //! again: reading the export back gives the same pod.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::draft::{inline, Table, Value};
+use super::draft::{json, Table, Value};
 use crate::config::{
     Completion, EntrySpec, HoldUntil, HookSpec, HttpGet, LineMatch, LogMode, PodSpec, ProbeAction, ProbeSpec,
     Role, RuleAction, Scheme, Signal,
@@ -96,7 +96,7 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
         stop_signals |= e.stop_signal != Signal::TERM && e.role != Role::Init;
         if !extra.is_empty() {
             let mut text = String::new();
-            inline(&mut text, &Value::Table(extra));
+            json(&mut text, &Value::Table(extra));
             annotations.push((format!("podinit.io/process.{}", e.name), Y::Str(text)));
         }
         if e.role == Role::Main {
@@ -116,7 +116,7 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
     pod.push(("containers", Y::Seq(mains)));
     if !pod_extra.is_empty() {
         let mut text = String::new();
-        inline(&mut text, &Value::Table(pod_extra));
+        json(&mut text, &Value::Table(pod_extra));
         annotations.push(("podinit.io/pod".to_owned(), Y::Str(text)));
     }
     let mut meta: Vec<(&'static str, Y)> = vec![("name", s(name))];

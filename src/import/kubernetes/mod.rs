@@ -32,7 +32,7 @@ use crate::config::locate::Place;
 /// "Annotations"): `podinit.io/command.<container>` gives a container
 /// without `command` its command (run by `/bin/sh -c`, the container's
 /// `args` after it); `podinit.io/process.<container>` and `podinit.io/pod`
-/// carry settings Kubernetes has no field for, as an inline TOML table.
+/// carry settings Kubernetes has no field for, as a JSON object.
 pub const ANNOTATION: &str = "podinit.io/";
 
 /// One workload document.
@@ -749,27 +749,25 @@ impl Reader<'_, '_> {
         }
     }
 
-    /// Merges a `podinit.io/process.<c>` or `podinit.io/pod` annotation (an
-    /// inline TOML table) into `table`.
+    /// Merges a `podinit.io/process.<c>` or `podinit.io/pod` annotation (a
+    /// JSON object of podinit settings, or a YAML flow mapping) into `table`.
     fn merge_annotation(&mut self, table: &mut Table, text: &str, at: &Place, key: &str) {
-        let parsed: Result<toml::Table, _> = toml::from_str(&format!("x = {text}"));
-        match parsed.map(|mut t| t.remove("x")) {
-            Ok(Some(toml::Value::Table(extra))) => {
-                for (k, v) in extra {
-                    if matches!(k.as_str(), "name" | "role" | "command") {
-                        self.ctx.error(Some(at), format!("annotation {key}: {k} is the manifest's to say (its container name, list and command), not an annotation's"));
+        let parsed = yaml::parse(text).map(|mut docs| docs.pop());
+        match parsed {
+            Ok(Some(Node { value: yaml::Value::Map(entries), .. })) => {
+                for (k, v) in entries {
+                    if matches!(k.name.as_str(), "name" | "role" | "command") {
+                        self.ctx.error(Some(at), format!("annotation {key}: {} is the manifest's to say (its container name, list and command), not an annotation's", k.name));
                         continue;
                     }
-                    table.set(&k, from_toml(v), Some(at));
+                    table.set(&k.name, from_node(&v), Some(at));
                 }
             }
             Ok(_) => self.ctx.error(
                 Some(at),
-                format!("annotation {key}: expected an inline TOML table such as {{ max_restarts = 5 }}"),
+                format!("annotation {key}: expected a JSON object such as {{\"max_restarts\": 5}}"),
             ),
-            Err(e) => self
-                .ctx
-                .error(Some(at), format!("annotation {key}: not an inline TOML table: {}", e.message())),
+            Err(e) => self.ctx.error(Some(at), format!("annotation {key}: not a JSON object: {}", e.message)),
         }
     }
 }
@@ -808,21 +806,22 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-/// A TOML value of an annotation as a draft value.
-fn from_toml(v: toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => Value::Str(s),
-        toml::Value::Integer(n) => Value::Int(n),
-        toml::Value::Boolean(b) => Value::Bool(b),
-        toml::Value::Array(items) => Value::List(items.into_iter().map(from_toml).collect()),
-        toml::Value::Table(t) => {
+/// A value of an annotation as a draft value: booleans and integers by
+/// the YAML core schema, every other scalar a string.
+fn from_node(n: &Node) -> Value {
+    match &n.value {
+        yaml::Value::Map(entries) => {
             let mut table = Table::default();
-            for (k, v) in t {
-                table.set(&k, from_toml(v), None);
+            for (k, v) in entries {
+                table.set(&k.name, from_node(v), None);
             }
             Value::Table(table)
         }
-        toml::Value::Float(f) => Value::Str(f.to_string()),
-        toml::Value::Datetime(d) => Value::Str(d.to_string()),
+        yaml::Value::Seq(items) => Value::List(items.iter().map(from_node).collect()),
+        yaml::Value::Scalar { text, .. } => match (n.as_bool(), n.as_int()) {
+            (Some(b), _) => Value::Bool(b),
+            (_, Some(i)) => Value::Int(i),
+            _ => Value::Str(text.clone()),
+        },
     }
 }

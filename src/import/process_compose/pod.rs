@@ -193,7 +193,10 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
                     ctx.note(
                         NoteKind::Dropped,
                         Some(&p.at),
-                        format!("{} has no command; written commented out: give one with --command {}=CMD", p.raw, e.name),
+                        format!(
+                            "{} has no command; written commented out: give one with --command {}=CMD",
+                            p.raw, e.name
+                        ),
                     );
                 }
             },
