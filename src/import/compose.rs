@@ -824,16 +824,7 @@ fn read_service(raw: &str, at: Place, node: &Node, ctx: &mut Ctx) -> Option<Serv
     Some(s)
 }
 
-/// A scalar as text (numbers and booleans as written).
-fn string(v: &Node, at: &Place, ctx: &mut Ctx) -> Option<String> {
-    match &v.value {
-        yaml::Value::Scalar { text, .. } if !v.is_null() => Some(text.clone()),
-        _ => {
-            ctx.error(Some(at), format!("expected a string, found {}", v.kind()));
-            None
-        }
-    }
-}
+use super::text as string;
 
 /// A list of strings (a single string is a list of one).
 fn strings(v: &Node, at: &Place, ctx: &mut Ctx) -> Option<Vec<String>> {

@@ -275,8 +275,9 @@ fn key(k: &str) -> String {
     }
 }
 
-/// A TOML basic string.
-fn string(out: &mut String, s: &str) {
+/// A TOML basic string, which is also a JSON string and a double-quoted
+/// YAML string.
+pub fn string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -297,41 +298,17 @@ fn string(out: &mut String, s: &str) {
 /// `v` as JSON (a table as an object): the form of podinit's annotations
 /// on a Kubernetes manifest.
 pub fn json(out: &mut String, v: &Value) {
-    match v {
-        Value::Str(s) => string(out, s),
-        Value::Int(n) => {
-            let _ = write!(out, "{n}");
-        }
-        Value::Bool(b) => {
-            let _ = write!(out, "{b}");
-        }
-        Value::List(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Table(t) => {
-            out.push('{');
-            for (i, item) in t.0.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                string(out, &item.key);
-                out.push_str(": ");
-                json(out, &item.value);
-            }
-            out.push('}');
-        }
-    }
+    write_value(out, v, true);
 }
 
 /// `v` as an inline TOML value (a table as `{ k = v, ... }`).
 fn inline(out: &mut String, v: &Value) {
+    write_value(out, v, false);
+}
+
+/// `v` as JSON or as inline TOML: the two differ only in how a table's
+/// keys are written (TOML's basic strings are valid JSON strings).
+fn write_value(out: &mut String, v: &Value, json: bool) {
     match v {
         Value::Str(s) => string(out, s),
         Value::Int(n) => {
@@ -346,20 +323,25 @@ fn inline(out: &mut String, v: &Value) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                inline(out, item);
+                write_value(out, item, json);
             }
             out.push(']');
         }
         Value::Table(t) => {
-            out.push_str("{ ");
+            out.push_str(if json { "{" } else { "{ " });
             for (i, item) in t.0.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                let _ = write!(out, "{} = ", key(&item.key));
-                inline(out, &item.value);
+                if json {
+                    string(out, &item.key);
+                    out.push_str(": ");
+                } else {
+                    let _ = write!(out, "{} = ", key(&item.key));
+                }
+                write_value(out, &item.value, json);
             }
-            out.push_str(if t.0.is_empty() { "}" } else { " }" });
+            out.push_str(if json || t.0.is_empty() { "}" } else { " }" });
         }
     }
 }

@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::draft::{json, Table, Value};
+use super::draft::{json, string, Table, Value};
 use crate::config::{
     Completion, EntrySpec, HoldUntil, HookSpec, HttpGet, LineMatch, LogMode, PodSpec, ProbeAction, ProbeSpec,
     Role, RuleAction, Scheme, Signal,
@@ -501,29 +501,10 @@ fn plain(v: &str) -> bool {
         && !v.starts_with("0o")
 }
 
-/// A double-quoted YAML string (JSON's escapes, which YAML reads alike).
-fn quoted(out: &mut String, v: &str) {
-    out.push('"');
-    for c in v.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 fn scalar(out: &mut String, y: &Y) -> bool {
     match y {
         Y::Str(v) if plain(v) => out.push_str(v),
-        Y::Str(v) => quoted(out, v),
+        Y::Str(v) => string(out, v),
         Y::Int(n) => {
             let _ = write!(out, "{n}");
         }
@@ -550,7 +531,7 @@ fn render(out: &mut String, y: &Y, indent: usize) {
                 if plain(k) {
                     key.push_str(k)
                 } else {
-                    quoted(&mut key, k)
+                    string(&mut key, k)
                 }
                 (key, v)
             })

@@ -272,6 +272,18 @@ pub fn import(
     Ok(Imported { format, toml, origin, notes: ctx.notes })
 }
 
+/// A YAML scalar as text (numbers and booleans as written), or an error at
+/// `at` for a null, a list or a mapping.
+pub fn text(v: &yaml::Node, at: &Place, ctx: &mut Ctx) -> Option<String> {
+    match &v.value {
+        yaml::Value::Scalar { text, .. } if !v.is_null() => Some(text.clone()),
+        _ => {
+            ctx.error(Some(at), format!("expected a string, found {}", v.kind()));
+            None
+        }
+    }
+}
+
 /// A place in an imported file: `at` from the YAML reader and the key path.
 pub fn place(at: yaml::Pos, key: impl Into<String>) -> Place {
     Place { line: at.line, col: at.col, key: key.into() }

@@ -755,15 +755,7 @@ fn map_of<'a>(v: &'a Node, at: &Place, ctx: &mut Ctx) -> Option<&'a [(Key, Node)
     m
 }
 
-fn string(v: &Node, at: &Place, ctx: &mut Ctx) -> Option<String> {
-    match &v.value {
-        yaml::Value::Scalar { text, .. } if !v.is_null() => Some(text.clone()),
-        _ => {
-            ctx.error(Some(at), format!("expected a string, found {}", v.kind()));
-            None
-        }
-    }
-}
+use crate::import::text as string;
 
 fn strings(v: &Node, at: &Place, ctx: &mut Ctx) -> Option<Vec<String>> {
     let items = v.as_seq();
