@@ -267,7 +267,24 @@ fn every_example_exports_to_a_manifest_the_api_reads_strictly_and_back_to_the_sa
             configs.push(toml);
         }
     }
-    assert!(configs.len() >= 4, "{configs:?}");
+    // The other formats' examples, read as the config file they can be.
+    let import = root.join("examples/import");
+    for format in std::fs::read_dir(&import).unwrap() {
+        for entry in std::fs::read_dir(format.unwrap().path()).unwrap() {
+            let path = entry.unwrap().path();
+            let files: Vec<PathBuf> = if path.is_dir() {
+                std::fs::read_dir(&path)
+                    .unwrap()
+                    .map(|f| f.unwrap().path())
+                    .filter(|f| !f.to_string_lossy().ends_with(".env"))
+                    .collect()
+            } else {
+                vec![path]
+            };
+            configs.extend(files);
+        }
+    }
+    assert!(configs.len() >= 12, "{configs:?}");
     strictly_typed(&std::fs::read_to_string(&configs[0]).unwrap(), "examples/kubernetes/pod.yaml");
     let td = TestDir::new();
     for (i, config) in configs.iter().enumerate() {

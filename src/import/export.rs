@@ -261,6 +261,11 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
         let own = own.or_else(|| (!e.restart_rules.is_empty()).then_some(spec.restart_policy));
         if let Some(policy) = own {
             c.push(("restartPolicy", s(policy.as_str())));
+        } else if let Some(policy) = e.restart_policy {
+            // The pod's own policy, written out on the entry: the same on a
+            // cluster; kept so that reading back gives the same plan
+            // (a container's restartPolicy is an alpha field).
+            extra.set("restart_policy", policy.as_str(), None);
         }
     } else if e.role == Role::Init && e.restart_policy.is_some() {
         extra.set("restart_policy", e.restart_policy.map_or("", |p| p.as_str()), None);
