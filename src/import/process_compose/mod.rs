@@ -21,6 +21,7 @@ use super::{place, Ctx, NoteKind};
 
 mod pod;
 use crate::config::locate::Place;
+use crate::import::text as string;
 use pod::build;
 
 /// process-compose's default wait before SIGKILL (`shutdown.timeout_seconds`).
@@ -754,8 +755,6 @@ fn map_of<'a>(v: &'a Node, at: &Place, ctx: &mut Ctx) -> Option<&'a [(Key, Node)
     }
     m
 }
-
-use crate::import::text as string;
 
 fn strings(v: &Node, at: &Place, ctx: &mut Ctx) -> Option<Vec<String>> {
     let items = v.as_seq();
