@@ -672,6 +672,7 @@ fn the_profiles_example_runs_with_the_profile_from_the_environment() {
         .podinit()
         .config(&example("profiles/compose.yaml"))
         .env("EVENTS", &rec)
+        .env("TMPDIR", td.path())
         .env("COMPOSE_PROFILES", "jobs")
         .env("APP_ENV", "")
         .env("LOG_LEVEL", "")
