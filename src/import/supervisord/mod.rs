@@ -263,12 +263,7 @@ impl Reader {
             );
             return None;
         }
-        let here = main_dir.display().to_string();
-        let lookup = |name: &str| match name {
-            "here" => Some(Known::Str(here.clone())),
-            "host_node_name" => Some(Known::Str(host_name())),
-            n => n.strip_prefix("ENV_").map(|v| Known::Later(v.to_owned())),
-        };
+        let lookup = section_names(main_dir.display().to_string());
         let pieces = match expand::expand(&e.value, &lookup, "here, host_node_name, ENV_*") {
             Ok(p) => p,
             Err(bad) => {
@@ -502,11 +497,7 @@ impl Globals {
             let at = r.place(e, "supervisord");
             match e.key.as_str() {
                 "environment" => {
-                    let lookup = |name: &str| match name {
-                        "here" => Some(Known::Str(r.dirs[e.file].display().to_string())),
-                        "host_node_name" => Some(Known::Str(host_name())),
-                        n => n.strip_prefix("ENV_").map(|v| Known::Later(v.to_owned())),
-                    };
+                    let lookup = section_names(r.dirs[e.file].display().to_string());
                     let pieces = match expand::expand(&e.value, &lookup, "here, host_node_name, ENV_*") {
                         Ok(p) => p,
                         Err(bad) => {
@@ -1146,6 +1137,17 @@ fn close(a: &str, b: &str) -> bool {
 
 /// `%(host_node_name)s`: this machine's name (the container's would be
 /// known only where it runs).
+/// The names a `%(name)s` may use outside `[program:x]` (in `[include]`
+/// and `[supervisord]`): `here` (the directory of the file, `here`),
+/// `host_node_name`, and `ENV_X`, left to the container.
+fn section_names(here: String) -> impl Fn(&str) -> Option<Known> {
+    move |name: &str| match name {
+        "here" => Some(Known::Str(here.clone())),
+        "host_node_name" => Some(Known::Str(host_name())),
+        n => n.strip_prefix("ENV_").map(|v| Known::Later(v.to_owned())),
+    }
+}
+
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_owned()).unwrap_or_default()
 }
