@@ -20,16 +20,21 @@ use common::TestDir;
 fn refused(format: &str, name: &str, text: &str, want: &str) {
     let td = TestDir::new();
     let file = td.write(name, text);
+    refused_file(&td, format, name, &file, want);
+}
+
+/// As [`refused`], for a file already in `td`.
+fn refused_file(td: &TestDir, format: &str, name: &str, file: &std::path::Path, want: &str) {
     let import = Command::new(env!("CARGO_BIN_EXE_podinit"))
         .args(["import", "--from", format])
-        .arg(&file)
+        .arg(file)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&import.stderr);
     assert_eq!(import.status.code(), Some(2), "import {name}: {stderr}");
     assert!(stderr.contains(want), "import {name}: want {want:?} in:\n{stderr}");
     assert!(import.stdout.is_empty(), "import {name} wrote TOML although it failed");
-    let run = td.podinit().config(&file).run();
+    let run = td.podinit().config(file).run();
     assert_eq!(run.code, Some(2), "run {name}: {}", run.stderr);
     assert!(run.stderr.contains(want), "run {name}: want {want:?} in:\n{}", run.stderr);
     assert!(td.records().is_empty(), "{name}: something ran: {:?}", td.records());
@@ -119,16 +124,6 @@ fn a_file_of_100_mb_is_refused_unread_in_every_format() {
         let file = td.file(name);
         // A sparse file: 100 MB of zero bytes that take no disk.
         std::fs::File::create(&file).unwrap().set_len(100 << 20).unwrap();
-        let import = Command::new(env!("CARGO_BIN_EXE_podinit"))
-            .args(["import", "--from", format])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&import.stderr);
-        assert_eq!(import.status.code(), Some(2), "{format}: {stderr}");
-        assert!(stderr.contains("larger than 4 MiB"), "{format}: {stderr}");
-        let run = td.podinit().config(&file).run();
-        assert_eq!(run.code, Some(2), "{format}: {}", run.stderr);
-        assert!(run.stderr.contains("larger than 4 MiB"), "{format}: {}", run.stderr);
+        refused_file(&td, format, name, &file, "larger than 4 MiB");
     }
 }
