@@ -72,6 +72,21 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
     if let Some(http) = &spec.http {
         pod_extra.set("http", http.to_string(), None);
     }
+    // What one container gives its processes and a pod of many does not.
+    report.push("each container of the manifest has its own file system: a file one entry writes for another needs a volume both mount (an emptyDir)".to_owned());
+    if spec.entries.iter().any(|e| e.role == Role::Init) {
+        report.push("$PODINIT_ENV_FILE is set by podinit only: on a cluster an init passes variables to later containers through a file on a shared volume (KEP-3721, env[].valueFrom.fileKeyRef)".to_owned());
+    }
+    let on_loopback = |p: &ProbeSpec| match &p.action {
+        ProbeAction::TcpSocket { host, .. } | ProbeAction::Grpc { host, .. } => host == "127.0.0.1",
+        ProbeAction::HttpGet(h) => h.host == "127.0.0.1",
+        _ => false,
+    };
+    for e in &spec.entries {
+        if [&e.startup_probe, &e.readiness_probe, &e.liveness_probe].into_iter().flatten().any(on_loopback) {
+            report.push(format!("{}: the kubelet probes the pod's address, not 127.0.0.1: a process that listens on 127.0.0.1 only fails these probes on a cluster", e.name));
+        }
+    }
     let grace = whole_seconds(spec.termination_grace_period, "termination_grace_period", &mut report);
     let mut pod: Vec<(&'static str, Y)> = Vec::new();
     let restart = match (kind, spec.restart_policy.as_str()) {

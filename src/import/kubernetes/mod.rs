@@ -189,7 +189,11 @@ impl Reader<'_, '_> {
             k if WORKLOADS.contains(&k) => OBJECT,
             _ => return Some(kind.to_owned()),
         };
-        self.fields(doc, "", fields);
+        // A ConfigMap's or Secret's keys are named after it: a file holds
+        // several documents.
+        let name = doc.get("metadata").and_then(|m| m.get("name")).and_then(Node::as_str).unwrap_or_default();
+        let path = if WORKLOADS.contains(&kind) { String::new() } else { format!("{kind}({name})") };
+        self.fields(doc, &path, fields);
         if let Some(m) = doc.get("metadata") {
             self.fields(m, "metadata", METADATA);
         }
