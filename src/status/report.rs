@@ -2,9 +2,16 @@
 //! `json` (docs/control.md, "podinit status"), rendered from the pod's
 //! entries at one instant. Pure: it reads the lifecycle's status and clock
 //! values it is given, and touches no socket.
+//!
+//! The report is built once as [`PodReport`], whose types are the JSON's
+//! shape, one struct per JSON object with its fields in the JSON's order,
+//! serialised by serde_json; the text table is read from the same values, so
+//! the two cannot tell different stories.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+use serde::{Serialize, Serializer};
 
 use crate::config::Role;
 use crate::lifecycle::{EntryStatus, Phase, State, StopGrace, StopStatus};
@@ -32,58 +39,98 @@ pub fn state_name(s: &EntryStatus) -> &'static str {
     }
 }
 
-/// A duration as `12.3 s`.
-fn seconds(d: Duration) -> String {
-    format!("{:.1} s", d.as_secs_f64())
+/// `podinit status --json`: one JSON object on one line.
+#[derive(Debug, Clone, Serialize)]
+pub struct PodReport<'a> {
+    /// Which podinit answers.
+    pub podinit: Podinit,
+    /// The pod's phase: `starting` (the init and sidecar sequence),
+    /// `running`, `restarting` (`restart_all`), `terminating` or `exited`.
+    pub phase: &'static str,
+    /// Every sidecar and main is ready.
+    pub ready: bool,
+    /// The entries in the config's order; one that `podinit reload` removed
+    /// only while it still runs.
+    pub entries: Vec<EntryReport<'a>>,
+    /// Restarts of the whole pod (`restart_all`).
+    pub pod_restarts: u32,
+    /// What is left of `[pod] active_deadline`, in whole milliseconds;
+    /// absent when the pod has none.
+    #[serde(
+        rename = "active_deadline_in_ms",
+        serialize_with = "some_millis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub active_deadline_in: Option<Duration>,
+    /// What is left of the termination budget, in whole milliseconds;
+    /// absent unless the pod terminates.
+    #[serde(
+        rename = "termination_budget_left_ms",
+        serialize_with = "some_millis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub termination_budget_left: Option<Duration>,
 }
 
-/// One line on where a stop stands: what it waits for, when SIGKILL comes at
-/// the latest and which time that draws on (docs/control.md, "podinit status").
-fn stop_text(stop: &StopStatus, now: Instant) -> String {
-    let grace = match stop.grace {
-        StopGrace::Termination => "the pod's termination budget",
-        StopGrace::Own => "its own grace",
-    };
-    let kill_in = seconds(stop.kill_by.saturating_duration_since(now));
-    match (stop.killed, stop.signalled_at, stop.in_pre_stop) {
-        (true, _, _) => "stopping: SIGKILL sent".to_owned(),
-        (false, Some(at), _) => format!(
-            "stopping: stop signal sent {} ago; SIGKILL in {kill_in} ({grace})",
-            seconds(now.saturating_duration_since(at))
-        ),
-        (false, None, true) => {
-            format!("stopping: pre_stop runs; SIGKILL in {kill_in} at the latest ({grace})")
-        }
-        (false, None, false) => {
-            format!("stopping: waits for its turn; SIGKILL in {kill_in} at the latest ({grace})")
-        }
-    }
+/// The report's `podinit` object: which podinit answers, so that a user with
+/// two podinits on one host sees which one they reached.
+#[derive(Debug, Clone, Serialize)]
+pub struct Podinit {
+    /// podinit's pid, in its own PID namespace (1 as a container's init).
+    pub pid: u32,
+    /// Its config file; `null` for a plain init.
+    pub config: Option<String>,
+    /// The socket it answers on; the empty string when it has none.
+    pub socket: String,
 }
 
-/// The same as JSON: `{"grace":"termination"|"own","pre_stop":bool,
-/// "signalled":bool,"kill_in_ms":N,"killed":bool}`.
-fn stop_json(stop: &StopStatus, now: Instant) -> String {
-    let grace = match stop.grace {
-        StopGrace::Termination => "termination",
-        StopGrace::Own => "own",
-    };
-    format!(
-        "{{\"grace\":\"{grace}\",\"pre_stop\":{},\"signalled\":{},\"kill_in_ms\":{},\"killed\":{}}}",
-        stop.in_pre_stop,
-        stop.signalled_at.is_some(),
-        stop.kill_by.saturating_duration_since(now).as_millis(),
-        stop.killed
-    )
+/// One entry of the report's `entries`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntryReport<'a> {
+    /// The entry's name.
+    pub name: &'a str,
+    /// `init`, `sidecar` or `main`.
+    #[serde(serialize_with = "role")]
+    pub role: Role,
+    /// What [`state_name`] says of it.
+    pub state: &'static str,
+    /// Its process (group leader), in podinit's PID namespace; `null` when it
+    /// has none.
+    pub pid: Option<i32>,
+    /// How many times it was started again (count).
+    pub restarts: u32,
+    /// Of those, the restarts during termination (docs/lifecycle.md rule 17a).
+    pub restarts_in_termination: u32,
+    /// The last instance's shell status (exit code, or 128 + signal); `null`
+    /// before one has ended.
+    pub last_exit: Option<i32>,
+    /// It is ready (its readiness probe passes, or it has none and started).
+    pub ready: bool,
+    /// Its last `STATUS=` text (notify probes); `null` when it sent none.
+    pub status: Option<&'a str>,
+    /// Where its stop stands while it is being stopped; `null` otherwise.
+    pub stop: Option<StopReport>,
 }
 
-fn phase_name(p: Phase) -> &'static str {
-    match p {
-        Phase::Booting { .. } => "starting",
-        Phase::Running { .. } => "running",
-        Phase::Restarting => "restarting",
-        Phase::Terminating { .. } => "terminating",
-        Phase::Done => "exited",
-    }
+/// An entry's `stop` object (docs/control.md, "podinit status").
+#[derive(Debug, Clone, Serialize)]
+pub struct StopReport {
+    /// What the stop's time comes out of: `termination` (the pod's
+    /// termination budget) or `own` (a stop outside termination).
+    #[serde(serialize_with = "grace")]
+    pub grace: StopGrace,
+    /// Its pre_stop hook runs; the stop signal waits for it.
+    pub pre_stop: bool,
+    /// How long ago the stop signal went out; `None` while it has not. The
+    /// JSON says only whether it has (`signalled`: `true` or `false`).
+    #[serde(rename = "signalled", serialize_with = "is_some")]
+    pub signalled_ago: Option<Duration>,
+    /// When SIGKILL comes, at the latest, from now; whole milliseconds in
+    /// the JSON.
+    #[serde(rename = "kill_in_ms", serialize_with = "millis")]
+    pub kill_in: Duration,
+    /// SIGKILL has been sent.
+    pub killed: bool,
 }
 
 /// Which podinit answers: the report names it, so that a user with two
@@ -120,126 +167,301 @@ pub fn render(
     pod: &PodFacts,
     now: Instant,
 ) -> Report {
-    // Written in place: a report is rendered on request, so its code is
-    // kept short rather than fast (fmt::Write on a String and io::Write on a
-    // Vec cannot fail).
-    use std::fmt::Write as _;
-    use std::io::Write as _;
-    let PodFacts { phase, ready, deadline_in, pod_restarts, termination } = *pod;
+    let report = PodReport::new(about, entries, said, pod, now);
+    // The NAME column fits every entry, shown or not.
     let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
-    let config = about.config.as_ref().map(|c| c.display().to_string());
-    let socket = about.socket.as_ref().map_or_else(String::new, |s| s.display().to_string());
-    let mut text = String::new();
-    let _ = writeln!(
-        text,
-        "podinit pid {}, config {}, socket {socket}",
-        about.pid,
-        config.as_deref().unwrap_or("none (a plain init)")
-    );
-    let _ = writeln!(
-        text,
-        "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY",
-        "NAME", "ROLE", "STATE", "PID", "RESTARTS", "LAST EXIT"
-    );
-    let mut json = Vec::new();
-    let _ = write!(json, "{{\"podinit\":{{\"pid\":{},\"config\":", about.pid);
-    json_or_null(&mut json, config.as_deref());
-    json.extend_from_slice(b",\"socket\":");
-    json_or_null(&mut json, Some(&socket));
-    let _ = write!(json, "}},\"phase\":\"{}\",\"ready\":{ready},\"entries\":[", phase_name(phase));
-    let mut status_lines = String::new();
-    let mut first = true;
-    // Entries removed by `podinit reload` show only while they still run.
-    for (i, e) in entries.iter().enumerate().filter(|(_, e)| !e.removed || e.state == State::Running) {
-        let state = state_name(e);
-        let role = e.role.as_str();
-        let last = e.last_exit.map(|x| x.status());
-        let pid = e.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
-        let last_text = last.map_or_else(|| "-".to_owned(), |x| x.to_string());
-        let is_ready = if e.role == Role::Init {
-            "-"
-        } else if e.ready {
-            "yes"
-        } else {
-            "no"
+    // Serialising these types cannot fail: no map, no key that is not a
+    // string, no Serialize of ours that returns an error.
+    let mut json = serde_json::to_string(&report).unwrap_or_default();
+    json.push('\n');
+    Report { ready: pod.ready, text: report.text(width), json }
+}
+
+impl<'a> PodReport<'a> {
+    /// The report of `entries` at `now`.
+    pub fn new(
+        about: &About,
+        entries: &'a [EntryStatus],
+        said: &'a [Option<String>],
+        pod: &PodFacts,
+        now: Instant,
+    ) -> PodReport<'a> {
+        let podinit = Podinit {
+            pid: about.pid,
+            config: about.config.as_ref().map(|c| c.display().to_string()),
+            socket: about.socket.as_ref().map_or_else(String::new, |s| s.display().to_string()),
         };
+        // Entries removed by `podinit reload` show only while they still run.
+        let shown = entries.iter().enumerate().filter(|(_, e)| !e.removed || e.state == State::Running);
+        let entries = shown
+            .map(|(i, e)| EntryReport {
+                name: &e.name,
+                role: e.role,
+                state: state_name(e),
+                pid: e.pid,
+                restarts: e.restarts,
+                restarts_in_termination: e.restarts_in_termination,
+                last_exit: e.last_exit.map(|x| x.status()),
+                ready: e.ready,
+                status: said.get(i).and_then(Option::as_deref),
+                stop: e.stop.as_ref().map(|s| StopReport::new(s, now)),
+            })
+            .collect();
+        PodReport {
+            podinit,
+            phase: phase_name(pod.phase),
+            ready: pod.ready,
+            entries,
+            pod_restarts: pod.pod_restarts,
+            active_deadline_in: pod.deadline_in,
+            termination_budget_left: pod.termination,
+        }
+    }
+
+    /// The text of `podinit status`: who answers, a table of the entries
+    /// with a NAME column `width` wide, a line for each `STATUS=` text and
+    /// each stop, and the pod's line.
+    pub fn text(&self, width: usize) -> String {
+        // fmt::Write on a String cannot fail.
+        use std::fmt::Write as _;
+        let mut text = String::new();
         let _ = writeln!(
             text,
-            "{:width$}  {role:7}  {state:8}  {pid:>7}  {:>8}  {last_text:>9}  {is_ready}",
-            e.name, e.restarts
+            "podinit pid {}, config {}, socket {}",
+            self.podinit.pid,
+            self.podinit.config.as_deref().unwrap_or("none (a plain init)"),
+            self.podinit.socket
         );
-        if !first {
-            json.push(b',');
-        }
-        first = false;
-        let says = said.get(i).and_then(Option::as_deref);
-        if let Some(s) = says {
-            let _ = writeln!(status_lines, "{}: {s}", e.name);
-        }
-        if let Some(stop) = &e.stop {
-            let _ = writeln!(status_lines, "{}: {}", e.name, stop_text(stop, now));
-        }
-        json.extend_from_slice(b"{\"name\":");
-        json_or_null(&mut json, Some(&e.name));
-        let _ = write!(json, ",\"role\":\"{role}\",\"state\":\"{state}\",\"pid\":");
-        number_or_null(&mut json, e.pid.map(i64::from));
-        let _ = write!(
-            json,
-            ",\"restarts\":{},\"restarts_in_termination\":{},\"last_exit\":",
-            e.restarts, e.restarts_in_termination
+        let _ = writeln!(
+            text,
+            "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY",
+            "NAME", "ROLE", "STATE", "PID", "RESTARTS", "LAST EXIT"
         );
-        number_or_null(&mut json, last.map(i64::from));
-        let _ = write!(json, ",\"ready\":{},\"status\":", e.ready);
-        json_or_null(&mut json, says);
-        json.extend_from_slice(b",\"stop\":");
-        match &e.stop {
-            Some(stop) => json.extend_from_slice(stop_json(stop, now).as_bytes()),
-            None => json.extend_from_slice(b"null"),
+        let mut status_lines = String::new();
+        for e in &self.entries {
+            let pid = e.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
+            let last_text = e.last_exit.map_or_else(|| "-".to_owned(), |x| x.to_string());
+            let is_ready = if e.role == Role::Init {
+                "-"
+            } else if e.ready {
+                "yes"
+            } else {
+                "no"
+            };
+            let _ = writeln!(
+                text,
+                "{:width$}  {:7}  {:8}  {pid:>7}  {:>8}  {last_text:>9}  {is_ready}",
+                e.name,
+                e.role.as_str(),
+                e.state,
+                e.restarts
+            );
+            if let Some(s) = e.status {
+                let _ = writeln!(status_lines, "{}: {s}", e.name);
+            }
+            if let Some(stop) = &e.stop {
+                let _ = writeln!(status_lines, "{}: {}", e.name, stop.text());
+            }
         }
-        json.push(b'}');
-    }
-    let _ = write!(json, "],\"pod_restarts\":{pod_restarts}");
-    if let Some(left) = deadline_in {
-        let _ = write!(json, ",\"active_deadline_in_ms\":{}", left.as_millis());
-    }
-    if let Some(left) = termination {
-        let _ = write!(json, ",\"termination_budget_left_ms\":{}", left.as_millis());
-    }
-    json.extend_from_slice(b"}\n");
-    // Every piece is UTF-8 (text as it is, or escaped by json_string).
-    let json = String::from_utf8_lossy(&json).into_owned();
-    text.push_str(&status_lines);
-    let _ = write!(text, "pod: {}", phase_name(phase));
-    if let Some(left) = termination {
-        let _ = write!(text, " ({} of its budget left)", seconds(left));
-    }
-    text.push_str(if ready { ", ready" } else { ", not ready" });
-    if pod_restarts > 0 {
-        let _ = write!(text, ", whole pod restarted {pod_restarts} times");
-    }
-    if let Some(left) = deadline_in {
-        let left = Duration::from_secs(left.as_secs());
-        let _ = write!(text, ", active deadline in {}", humantime::format_duration(left));
-    }
-    text.push('\n');
-    Report { ready, text, json }
-}
-
-/// Appends `s` as a JSON string, or `null`.
-fn json_or_null(out: &mut Vec<u8>, s: Option<&str>) {
-    match s {
-        Some(s) => crate::output::json_string(s, out),
-        None => out.extend_from_slice(b"null"),
+        text.push_str(&status_lines);
+        let _ = write!(text, "pod: {}", self.phase);
+        if let Some(left) = self.termination_budget_left {
+            let _ = write!(text, " ({} of its budget left)", seconds(left));
+        }
+        text.push_str(if self.ready { ", ready" } else { ", not ready" });
+        if self.pod_restarts > 0 {
+            let _ = write!(text, ", whole pod restarted {} times", self.pod_restarts);
+        }
+        if let Some(left) = self.active_deadline_in {
+            let left = Duration::from_secs(left.as_secs());
+            let _ = write!(text, ", active deadline in {}", humantime::format_duration(left));
+        }
+        text.push('\n');
+        text
     }
 }
 
-/// Appends `n`, or `null`.
-fn number_or_null(out: &mut Vec<u8>, n: Option<i64>) {
-    use std::io::Write as _;
-    match n {
-        Some(n) => {
-            let _ = write!(out, "{n}");
+impl StopReport {
+    /// Where `stop` stands at `now`.
+    pub fn new(stop: &StopStatus, now: Instant) -> StopReport {
+        StopReport {
+            grace: stop.grace,
+            pre_stop: stop.in_pre_stop,
+            signalled_ago: stop.signalled_at.map(|at| now.saturating_duration_since(at)),
+            kill_in: stop.kill_by.saturating_duration_since(now),
+            killed: stop.killed,
         }
-        None => out.extend_from_slice(b"null"),
+    }
+
+    /// One line on where the stop stands: what it waits for, when SIGKILL
+    /// comes at the latest and which time that draws on (docs/control.md,
+    /// "podinit status").
+    pub fn text(&self) -> String {
+        let grace = match self.grace {
+            StopGrace::Termination => "the pod's termination budget",
+            StopGrace::Own => "its own grace",
+        };
+        let kill_in = seconds(self.kill_in);
+        match (self.killed, self.signalled_ago, self.pre_stop) {
+            (true, _, _) => "stopping: SIGKILL sent".to_owned(),
+            (false, Some(ago), _) => {
+                format!("stopping: stop signal sent {} ago; SIGKILL in {kill_in} ({grace})", seconds(ago))
+            }
+            (false, None, true) => {
+                format!("stopping: pre_stop runs; SIGKILL in {kill_in} at the latest ({grace})")
+            }
+            (false, None, false) => {
+                format!("stopping: waits for its turn; SIGKILL in {kill_in} at the latest ({grace})")
+            }
+        }
+    }
+}
+
+/// A duration as `12.3 s`.
+fn seconds(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::Booting { .. } => "starting",
+        Phase::Running { .. } => "running",
+        Phase::Restarting => "restarting",
+        Phase::Terminating { .. } => "terminating",
+        Phase::Done => "exited",
+    }
+}
+
+/// A duration as whole milliseconds (`u64::MAX` past 584 million years).
+fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A duration as whole milliseconds, or `null`.
+fn some_millis<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => millis(d, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// Whether there is a value: `true` or `false`.
+fn is_some<T, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(v.is_some())
+}
+
+/// A role by its config name.
+fn role<S: Serializer>(r: &Role, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(r.as_str())
+}
+
+/// A stop's grace: `termination` or `own`.
+fn grace<S: Serializer>(g: &StopGrace, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match g {
+        StopGrace::Termination => "termination",
+        StopGrace::Own => "own",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lifecycle::exit_status::Exit;
+
+    fn entry(name: &str, role: Role, pid: Option<i32>, stop: Option<StopStatus>) -> EntryStatus {
+        EntryStatus {
+            name: name.into(),
+            role,
+            state: if pid.is_some() { State::Running } else { State::Exited },
+            pid,
+            restarts: 1,
+            last_exit: Some(Exit::Signal(15)),
+            started: true,
+            ready: pid.is_some(),
+            stopping: stop.is_some(),
+            held: false,
+            removed: false,
+            restarts_in_termination: 0,
+            stop,
+        }
+    }
+
+    /// The JSON's field names, order, nulls and numbers, and the text read
+    /// from the same report (docs/control.md, "podinit status").
+    #[test]
+    fn a_terminating_pod_renders_as_documented() {
+        let now = Instant::now() + Duration::from_secs(60);
+        let waits = StopStatus {
+            grace: StopGrace::Termination,
+            in_pre_stop: false,
+            signalled_at: None,
+            kill_by: now + Duration::from_millis(11_000),
+            killed: false,
+        };
+        let signalled = StopStatus { signalled_at: Some(now - Duration::from_secs(1)), ..waits };
+        let entries = [
+            entry("setup", Role::Init, None, None),
+            entry("side", Role::Sidecar, Some(10104), Some(waits)),
+            entry("app", Role::Main, Some(10108), Some(signalled)),
+        ];
+        let said = [None, Some("warming \"up\"".to_owned()), None];
+        let about = About { pid: 1, config: Some("/etc/podinit.toml".into()), socket: None };
+        let pod = PodFacts {
+            phase: Phase::Terminating { deadline: now, spent: false },
+            ready: false,
+            deadline_in: None,
+            pod_restarts: 0,
+            termination: Some(Duration::from_millis(9_000)),
+        };
+        let report = render(&about, &entries, &said, &pod, now);
+        assert!(!report.ready);
+        assert_eq!(
+            report.json,
+            concat!(
+                r#"{"podinit":{"pid":1,"config":"/etc/podinit.toml","socket":""},"phase":"terminating","ready":false,"entries":["#,
+                r#"{"name":"setup","role":"init","state":"exited","pid":null,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":false,"status":null,"stop":null},"#,
+                r#"{"name":"side","role":"sidecar","state":"stopping","pid":10104,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":true,"status":"warming \"up\"","stop":{"grace":"termination","pre_stop":false,"signalled":false,"kill_in_ms":11000,"killed":false}},"#,
+                r#"{"name":"app","role":"main","state":"stopping","pid":10108,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":true,"status":null,"stop":{"grace":"termination","pre_stop":false,"signalled":true,"kill_in_ms":11000,"killed":false}}"#,
+                r#"],"pod_restarts":0,"termination_budget_left_ms":9000}"#,
+                "\n"
+            )
+        );
+        assert_eq!(
+            report.text,
+            concat!(
+                "podinit pid 1, config /etc/podinit.toml, socket \n",
+                "NAME   ROLE     STATE         PID  RESTARTS  LAST EXIT  READY\n",
+                "setup  init     exited          -         1        143  -\n",
+                "side   sidecar  stopping    10104         1        143  yes\n",
+                "app    main     stopping    10108         1        143  yes\n",
+                "side: warming \"up\"\n",
+                "side: stopping: waits for its turn; SIGKILL in 11.0 s at the latest (the pod's termination budget)\n",
+                "app: stopping: stop signal sent 1.0 s ago; SIGKILL in 11.0 s (the pod's termination budget)\n",
+                "pod: terminating (9.0 s of its budget left), not ready\n",
+            )
+        );
+        let pod = PodFacts {
+            phase: Phase::Running { next_main: 1 },
+            ready: true,
+            deadline_in: Some(Duration::from_millis(90_500)),
+            pod_restarts: 2,
+            termination: None,
+        };
+        let report = render(&About::default(), &[], &[], &pod, now);
+        assert_eq!(
+            report.json,
+            concat!(
+                r#"{"podinit":{"pid":0,"config":null,"socket":""},"phase":"running","ready":true,"entries":[],"#,
+                r#""pod_restarts":2,"active_deadline_in_ms":90500}"#,
+                "\n"
+            )
+        );
+        assert!(
+            report
+                .text
+                .ends_with("pod: running, ready, whole pod restarted 2 times, active deadline in 1m 30s\n"),
+            "{}",
+            report.text
+        );
     }
 }
