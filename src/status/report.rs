@@ -94,17 +94,17 @@ pub struct EntryReport<'a> {
     pub role: Role,
     /// What [`state_name`] says of it.
     pub state: &'static str,
-    /// Its process (group leader), in podinit's PID namespace; `null` when it
-    /// has none.
+    /// Its process's pid, in podinit's PID namespace; `null` when it has
+    /// none.
     pub pid: Option<i32>,
-    /// How many times it was started again (count).
+    /// How many times it was restarted.
     pub restarts: u32,
     /// Of those, the restarts during termination (docs/lifecycle.md rule 17a).
     pub restarts_in_termination: u32,
     /// The last instance's shell status (exit code, or 128 + signal); `null`
     /// before one has ended.
     pub last_exit: Option<i32>,
-    /// It is ready (its readiness probe passes, or it has none and started).
+    /// It is ready (what the READY column says of a sidecar or main).
     pub ready: bool,
     /// Its last `STATUS=` text (notify probes); `null` when it sent none.
     pub status: Option<&'a str>,
