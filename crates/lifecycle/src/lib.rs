@@ -680,6 +680,9 @@ impl Pod {
         let Some(e) = self.entries.get(entry) else { return Err(format!("no entry {entry}")) };
         let name = self.name(entry).to_owned();
         let is_init = self.role(entry) == Role::Init;
+        if e.removed && !e.is_alive() && matches!(request, Control::Restart(_) | Control::Start(_)) {
+            return Err(format!("{name} was removed by `podinit reload`: it is not started again"));
+        }
         let stopping = e.live().is_some_and(|l| l.stop().is_some());
         let not_now = |state: &EntryState| match state {
             EntryState::Waiting => {
@@ -799,6 +802,14 @@ impl Pod {
                 if *old != *new && matches!(self.entries[i].state, EntryState::Spawning { .. }) {
                     return Err(format!("{} is being started; reload again once it runs", new.name));
                 }
+            }
+        }
+        for (i, old) in self.spec.entries.iter().enumerate() {
+            let gone = !self.entries[i].removed && !spec.entries.iter().any(|e| e.name == old.name);
+            if gone && matches!(self.entries[i].state, EntryState::Spawning { .. }) {
+                // Its process is being started: removed now, it would run
+                // unwatched once its spawn's result comes back.
+                return Err(format!("{} is being started; reload again once it runs", old.name));
             }
         }
         let mut said = Vec::new();
@@ -1244,7 +1255,8 @@ impl Pod {
     /// 1 s or less (as KEP-4438).
     fn may_restart_during_termination(&self, entry: EntryId) -> bool {
         let Phase::Terminating { spent: false, .. } = self.phase else { return false };
-        if !self.spec.entries[entry].restart_during_termination
+        if self.entries[entry].removed
+            || !self.spec.entries[entry].restart_during_termination
             || self.spec.termination_grace_period <= Duration::from_secs(1)
         {
             return false;
@@ -1385,7 +1397,10 @@ impl Pod {
         self.out.push(Action::CancelTimer(Timer::Stop(entry, instance)));
 
         if self.phase == Phase::Restarting {
-            self.entries[entry].state = EntryState::Waiting;
+            // Removed by `podinit reload`: not part of the pod that restarts.
+            if !self.entries[entry].removed {
+                self.entries[entry].state = EntryState::Waiting;
+            }
             self.restart_pod_when_empty(now);
             return;
         }
@@ -1811,6 +1826,14 @@ impl Pod {
         self.phase = Phase::Restarting;
         for e in 0..self.entries.len() {
             let instance = self.entries[e].instance;
+            if self.entries[e].removed {
+                // Not part of the pod that restarts: killed if it still
+                // runs, never started again.
+                if matches!(self.entries[e].state, EntryState::Running(_)) {
+                    self.kill_for_pod_restart(e, now);
+                }
+                continue;
+            }
             match &self.entries[e].state {
                 EntryState::Running(_) => self.kill_for_pod_restart(e, now),
                 EntryState::Backoff { .. } => {
@@ -1878,7 +1901,7 @@ impl Pod {
         self.pod_restarts = self.pod_restarts.saturating_add(1);
         let text = format!("restarting the pod (restart {} of the whole pod)", self.pod_restarts);
         self.notes.push(Note::new(Level::Info, "pod_restarting", None, text));
-        for e in &mut self.entries {
+        for e in self.entries.iter_mut().filter(|e| !e.removed) {
             e.passed = false;
             e.state = EntryState::Waiting;
         }

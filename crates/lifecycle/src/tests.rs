@@ -1387,3 +1387,55 @@ fn reload_is_refused_whole_and_during_termination() {
     new.entries.push(entry("extra", Role::Sidecar));
     assert!(sim.reload(new).unwrap_err().contains("termination has begun"));
 }
+
+/// An entry removed by `podinit reload` is stopped and never started again:
+/// not by a `restart_all` that reruns the pod (KEP-5532), not as a copy
+/// during termination (KEP-4438), not by a request.
+#[test]
+fn a_removed_entry_is_never_started_again() {
+    let mut side = entry("side", Role::Sidecar);
+    side.restart_rules = vec![crate::spec::RestartRule {
+        action: RuleAction::RestartAll,
+        operator: crate::spec::Operator::In,
+        values: vec![88],
+    }];
+    let spec = pod(vec![side.clone(), entry("old", Role::Sidecar), entry("m", Role::Main)]);
+    let mut sim = Sim::new(spec);
+    let old = sim.id("old");
+    sim.reload(pod(vec![side, entry("m", Role::Main)])).unwrap();
+    sim.exit("old", Exit::Signal(TERM));
+    sim.take_log();
+    sim.exit("side", Exit::Code(88));
+    sim.exit("m", Exit::Signal(KILL));
+    assert_eq!(sim.take_log(), s(&["kill m", "spawn side", "spawn m"]), "the pod restarts without it");
+    assert!(sim.pod.status()[old].removed);
+    assert!(sim.control(Control::Restart(old)).unwrap_err().contains("removed"));
+    assert!(sim.control(Control::Start(old)).unwrap_err().contains("removed"));
+    assert!(!sim.running("old"));
+
+    let mut side = entry("side", Role::Sidecar);
+    side.restart_during_termination = true;
+    side.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(1)));
+    let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
+    sim.reload(pod(vec![entry("m", Role::Main)])).unwrap();
+    sim.take_log();
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    sim.exit("side", Exit::Code(1));
+    assert_eq!(sim.take_log(), s(&["stop m"]), "no copy of a removed sidecar");
+}
+
+/// A reload that removes an entry whose spawn has not been answered yet is
+/// refused, as one that changes it is: removed then, its process would run
+/// unwatched.
+#[test]
+fn reload_is_refused_while_a_removed_entry_is_being_started() {
+    let spec = pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]);
+    let mut p = Pod::new(spec);
+    let now = Instant::now();
+    assert_eq!(p.start(now), vec![Action::Spawn { entry: 0, instance: 1 }]);
+    let (result, actions) = p.reload(pod(vec![entry("m", Role::Main)]), now);
+    assert!(result.unwrap_err().contains("side is being started"));
+    assert!(actions.is_empty());
+    let a = p.handle(Event::Spawned { entry: 0, instance: 1, pid: 7 }, now);
+    assert!(a.contains(&Action::Spawn { entry: 1, instance: 1 }), "{a:?}");
+}
