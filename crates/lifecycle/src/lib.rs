@@ -259,14 +259,8 @@ struct Stop {
     /// the pod's `termination_grace_period` from when it began) or the pod's
     /// termination budget. SIGKILL comes at max(this, stop signal + 2 s).
     deadline: Instant,
-    /// pre_stop still runs: the stop signal waits for it (or the deadline).
-    in_hook: bool,
-    /// When the stop signal went out.
-    signalled_at: Option<Instant>,
-    /// When SIGKILL is armed for, once the stop signal went out.
-    kill_at: Option<Instant>,
-    /// SIGKILL has been sent.
-    killed: bool,
+    /// How far the stop has come.
+    step: StopStep,
     /// Whether the instance had started (for `podinit status`).
     started: bool,
     /// Readiness goes on while stopping (it only reports).
@@ -277,21 +271,47 @@ struct Stop {
 impl Stop {
     /// A stop of `live` that begins now; it keeps the instance's readiness,
     /// which goes on while it stops.
-    fn begin(live: &Live, cause: StopCause, deadline: Instant, in_hook: bool) -> Stop {
+    fn begin(live: &Live, cause: StopCause, deadline: Instant, step: StopStep) -> Stop {
         let (ready, readiness) = match &live.stage {
             Stage::Started { ready, readiness, .. } => (*ready, *readiness),
             _ => (false, Streak::default()),
         };
-        Stop {
-            cause,
-            deadline,
-            in_hook,
-            signalled_at: None,
-            kill_at: None,
-            killed: false,
-            started: live.started(),
-            ready,
-            readiness,
+        Stop { cause, deadline, step, started: live.started(), ready, readiness }
+    }
+}
+
+/// How far one stop has come: pre_stop, then the stop signal (at once, or at
+/// its turn in termination), then SIGKILL once the grace is over
+/// (kubernetes.io "Container Lifecycle Hooks", "Pod Lifecycle" on
+/// termination; docs/lifecycle.md rules 15-17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StopStep {
+    /// Its pre_stop hook runs: the stop signal waits for it (or the deadline).
+    PreStop,
+    /// Its stop signal waits for its turn in termination (a sidecar waits for
+    /// every main and later sidecar), or for the budget to be spent.
+    Queued,
+    /// The stop signal went out `at`; SIGKILL is armed for `kill_at`.
+    Signalled { at: Instant, kill_at: Instant },
+    /// SIGKILL has been sent too.
+    Killed { signalled_at: Instant, kill_at: Instant },
+}
+
+impl StopStep {
+    /// Where a stop begins: its pre_stop when it has one.
+    fn first(has_pre_stop: bool) -> StopStep {
+        if has_pre_stop {
+            StopStep::PreStop
+        } else {
+            StopStep::Queued
+        }
+    }
+
+    /// When the stop signal went out, if it has.
+    fn signalled_at(self) -> Option<Instant> {
+        match self {
+            StopStep::PreStop | StopStep::Queued => None,
+            StopStep::Signalled { at, .. } | StopStep::Killed { signalled_at: at, .. } => Some(at),
         }
     }
 }
@@ -1034,10 +1054,13 @@ impl Pod {
                     } else {
                         StopGrace::Own
                     },
-                    in_pre_stop: s.in_hook,
-                    signalled_at: s.signalled_at,
-                    kill_by: s.kill_at.unwrap_or(s.deadline + MIN_STOP_GRACE),
-                    killed: s.killed,
+                    in_pre_stop: s.step == StopStep::PreStop,
+                    signalled_at: s.step.signalled_at(),
+                    kill_by: match s.step {
+                        StopStep::Signalled { kill_at, .. } | StopStep::Killed { kill_at, .. } => kill_at,
+                        StopStep::PreStop | StopStep::Queued => s.deadline + MIN_STOP_GRACE,
+                    },
+                    killed: matches!(s.step, StopStep::Killed { .. }),
                 }),
             })
             .collect()
@@ -1148,7 +1171,7 @@ impl Pod {
                 // its stop signal now rather than at its turn.
                 Stage::Stopping(stop)
                     if !ok
-                        && stop.signalled_at.is_none()
+                        && stop.step.signalled_at().is_none()
                         && self.entries[entry].restarted_in_termination
                         && self.spec.entries[entry].post_start.is_some() =>
                 {
@@ -1160,7 +1183,7 @@ impl Pod {
                 _ => self.debug(Some(entry), format!("post_start result ({ok}) ignored while stopping")),
             },
             (EntryState::Running(live), EntryEvent::Hook(HookKind::PreStop, ok)) => {
-                if let Some(stop) = live.stop().filter(|s| s.in_hook).cloned() {
+                if let Some(stop) = live.stop().filter(|s| s.step == StopStep::PreStop).cloned() {
                     self.on_pre_stop(entry, stop, ok, now);
                 }
             }
@@ -1310,7 +1333,7 @@ impl Pod {
             // does (KEP-4438, "Alpha limitations"); if that fails, it is
             // stopped at once, as a failed post_start stops any instance.
             if let Some(live) = self.entries[entry].live() {
-                let stop = Stop::begin(live, StopCause::Termination, deadline, false);
+                let stop = Stop::begin(live, StopCause::Termination, deadline, StopStep::Queued);
                 self.set_stage(entry, Stage::Stopping(stop));
             }
             if has_post_start && self.entries[entry].restarted_in_termination {
@@ -1377,7 +1400,7 @@ impl Pod {
             EntryState::Running(live) => (
                 live.stop().is_some_and(|s| s.cause == StopCause::Failed),
                 now.saturating_duration_since(live.spawned_at),
-                live.stop().is_some_and(|s| s.signalled_at.is_some()),
+                live.stop().is_some_and(|s| s.step.signalled_at().is_some()),
                 live.stop().and_then(|s| match s.cause {
                     StopCause::Requested { restart } => Some(restart),
                     _ => None,
@@ -1716,7 +1739,7 @@ impl Pod {
     }
 
     fn on_pre_stop(&mut self, entry: EntryId, mut stop: Stop, ok: bool, now: Instant) {
-        stop.in_hook = false;
+        stop.step = StopStep::Queued;
         let deadline = stop.deadline;
         let cause = stop.cause;
         self.set_stage(entry, Stage::Stopping(stop));
@@ -1748,7 +1771,7 @@ impl Pod {
         let instance = self.entries[entry].instance;
         let Some(live) = self.entries[entry].live() else { return };
         let pid = live.pid();
-        let stop = Stop::begin(live, cause, deadline, has_pre_stop);
+        let stop = Stop::begin(live, cause, deadline, StopStep::first(has_pre_stop));
         self.set_stage(entry, Stage::Stopping(stop));
         for kind in [ProbeKind::Startup, ProbeKind::Liveness] {
             self.out.push(Action::StopProbe { entry, kind });
@@ -1776,15 +1799,13 @@ impl Pod {
         let instance = self.entries[entry].instance;
         let Some(live) = self.entries[entry].live() else { return };
         let Some(stop) = live.stop() else { return };
-        if stop.signalled_at.is_some() {
+        if stop.step.signalled_at().is_some() {
             return;
         }
         let pid = live.pid();
         let at = (now + MIN_STOP_GRACE).max(deadline);
         let mut stop = stop.clone();
-        stop.signalled_at = Some(now);
-        stop.kill_at = Some(at);
-        stop.in_hook = false;
+        stop.step = StopStep::Signalled { at: now, kill_at: at };
         self.set_stage(entry, Stage::Stopping(stop));
         let text = format!("stopping {} (pid {pid}) with {signal}", self.name(entry));
         let n = self.note(Level::Info, "stopping", entry, text);
@@ -1800,17 +1821,18 @@ impl Pod {
     }
 
     fn on_stop_timer(&mut self, entry: EntryId, stop: Stop, now: Instant) {
-        match stop.signalled_at {
+        match stop.step {
             // The grace ran out during pre_stop: the stop signal now, SIGKILL 2 s later.
-            None => self.send_stop(entry, now, now),
-            Some(_) if !stop.killed => {
+            StopStep::PreStop | StopStep::Queued => self.send_stop(entry, now, now),
+            StopStep::Signalled { at, kill_at } => {
                 let Some(pid) = self.entries[entry].live().map(Live::pid) else { return };
-                self.set_stage(entry, Stage::Stopping(Stop { killed: true, ..stop }));
+                let step = StopStep::Killed { signalled_at: at, kill_at };
+                self.set_stage(entry, Stage::Stopping(Stop { step, ..stop }));
                 let text = format!("{} (pid {pid}) did not stop in time; sending SIGKILL", self.name(entry));
                 self.note(Level::Warn, "killed", entry, text).pid = Some(pid);
                 self.out.push(Action::Signal { entry, pid, signal: Signal::KILL });
             }
-            Some(_) => self.debug(Some(entry), "stop timer after SIGKILL ignored".into()),
+            StopStep::Killed { .. } => self.debug(Some(entry), "stop timer after SIGKILL ignored".into()),
         }
     }
 
@@ -1858,16 +1880,12 @@ impl Pod {
     /// SIGKILL now, for a pod restart: no hook, no grace.
     fn kill_for_pod_restart(&mut self, entry: EntryId, now: Instant) {
         let Some(live) = self.entries[entry].live() else { return };
-        if live.stop().is_some_and(|s| s.killed) {
+        if live.stop().is_some_and(|s| matches!(s.step, StopStep::Killed { .. })) {
             return;
         }
         let pid = live.pid();
-        let stop = Stop {
-            signalled_at: Some(now),
-            kill_at: Some(now),
-            killed: true,
-            ..Stop::begin(live, StopCause::Termination, now, false)
-        };
+        let step = StopStep::Killed { signalled_at: now, kill_at: now };
+        let stop = Stop::begin(live, StopCause::Termination, now, step);
         self.set_stage(entry, Stage::Stopping(stop));
         for kind in ProbeKind::ALL {
             self.out.push(Action::StopProbe { entry, kind: *kind });
@@ -2011,7 +2029,7 @@ impl Pod {
                                     hook: HookKind::PreStop,
                                 });
                             }
-                            Stop::begin(live, StopCause::Termination, deadline, has_pre_stop)
+                            Stop::begin(live, StopCause::Termination, deadline, StopStep::first(has_pre_stop))
                         }
                     };
                     self.set_stage(entry, Stage::Stopping(stop));
@@ -2025,7 +2043,11 @@ impl Pod {
     fn drive_termination(&mut self, now: Instant) {
         let Phase::Terminating { deadline, spent } = self.phase else { return };
         let waiting = |e: &Entry| {
-            e.live().and_then(Live::stop).is_some_and(|s| s.signalled_at.is_none() && (!s.in_hook || spent))
+            e.live().and_then(Live::stop).is_some_and(|s| match s.step {
+                StopStep::Queued => true,
+                StopStep::PreStop => spent,
+                StopStep::Signalled { .. } | StopStep::Killed { .. } => false,
+            })
         };
         for entry in 0..self.entries.len() {
             if waiting(&self.entries[entry]) && (spent || self.role(entry) != Role::Sidecar) {
@@ -2066,13 +2088,11 @@ impl Pod {
         for entry in 0..self.entries.len() {
             let instance = self.entries[entry].instance;
             let Some(stop) = self.entries[entry].live().and_then(Live::stop).cloned() else { continue };
-            let (Some(signalled), Some(kill_at), false) = (stop.signalled_at, stop.kill_at, stop.killed)
-            else {
-                continue;
-            };
+            let StopStep::Signalled { at: signalled, kill_at } = stop.step else { continue };
             let at = (signalled + MIN_STOP_GRACE).max(now);
             if at < kill_at {
-                self.set_stage(entry, Stage::Stopping(Stop { kill_at: Some(at), ..stop }));
+                let step = StopStep::Signalled { at: signalled, kill_at: at };
+                self.set_stage(entry, Stage::Stopping(Stop { step, ..stop }));
                 self.out.push(Action::ArmTimer { timer: Timer::Stop(entry, instance), at });
             }
         }
