@@ -191,16 +191,47 @@ pub enum State {
     Exited,
 }
 
-/// Why an instance is being stopped.
+/// Why an instance is being stopped, which decides what follows its exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum StopCause {
     /// A startup/liveness probe or post_start hook failed: restart by the rules after.
     Failed,
-    /// Pod termination: never restarted.
+    /// `podinit restart`, or new settings from `podinit reload`: a new
+    /// instance at once, without backoff.
+    Restart,
+    /// `podinit stop`: kept down ([`EntryState::Held`]) until `podinit start`.
+    Hold,
+    /// Removed by `podinit reload`: [`EntryState::Removed`] once it has
+    /// exited, never started again. `grace` is what its time comes out of:
+    /// its own, or the budget once termination (or a restart of the whole
+    /// pod) took the stop over.
+    Remove { grace: StopGrace },
+    /// Pod termination, or a restart of the whole pod: never restarted by
+    /// itself.
     Termination,
-    /// `podinit restart` (`restart`: a new instance at once, without
-    /// backoff) or `podinit stop` (kept down until `podinit start`).
-    Requested { restart: bool },
+}
+
+impl StopCause {
+    /// What the stop's time comes out of (`podinit status`).
+    fn grace(self) -> StopGrace {
+        match self {
+            StopCause::Termination => StopGrace::Termination,
+            StopCause::Remove { grace } => grace,
+            StopCause::Failed | StopCause::Restart | StopCause::Hold => StopGrace::Own,
+        }
+    }
+
+    /// The cause once termination or a restart of the whole pod takes a stop
+    /// under way over: nothing is restarted after it; a removed entry stays
+    /// removed.
+    fn taken_over(self) -> StopCause {
+        match self {
+            StopCause::Remove { .. } => StopCause::Remove { grace: StopGrace::Termination },
+            StopCause::Failed | StopCause::Restart | StopCause::Hold | StopCause::Termination => {
+                StopCause::Termination
+            }
+        }
+    }
 }
 
 /// A request from the command line to the running pod (docs/control.md).
@@ -366,6 +397,11 @@ enum EntryState {
     Backoff { until: Instant },
     /// Finished for good.
     Exited,
+    /// Stopped by `podinit stop`: kept down until `podinit start`.
+    Held,
+    /// Removed from the config by `podinit reload` and its process gone:
+    /// never started again, left out of the status.
+    Removed,
 }
 
 /// An event about one entry's current instance.
@@ -396,12 +432,6 @@ struct Entry {
     /// How many instances were started during termination (KEP-4438's
     /// counter of such restarts).
     restarts_in_termination: u32,
-    /// Stopped by `podinit stop` (its state is `Exited`): `podinit start`
-    /// brings it back.
-    held: bool,
-    /// Removed from the config by `podinit reload`: stopped, never started
-    /// again, and left out of the status.
-    removed: bool,
     /// Its settings from a `podinit reload`, taken when its process exits.
     pending: Option<Box<crate::spec::EntrySpec>>,
 }
@@ -419,8 +449,6 @@ impl Entry {
             spawn_failures: 0,
             restarted_in_termination: false,
             restarts_in_termination: 0,
-            held: false,
-            removed: false,
             pending: None,
         }
     }
@@ -435,6 +463,17 @@ impl Entry {
     /// Has a process, or is about to have one.
     fn is_alive(&self) -> bool {
         matches!(self.state, EntryState::Running(_) | EntryState::Spawning { .. })
+    }
+
+    /// Removed by `podinit reload`: gone, or its process being stopped.
+    fn is_removed(&self) -> bool {
+        match &self.state {
+            EntryState::Removed => true,
+            EntryState::Running(live) => {
+                live.stop().is_some_and(|s| matches!(s.cause, StopCause::Remove { .. }))
+            }
+            _ => false,
+        }
     }
 }
 
@@ -700,7 +739,7 @@ impl Pod {
         let Some(e) = self.entries.get(entry) else { return Err(format!("no entry {entry}")) };
         let name = self.name(entry).to_owned();
         let is_init = self.role(entry) == Role::Init;
-        if e.removed && !e.is_alive() && matches!(request, Control::Restart(_) | Control::Start(_)) {
+        if e.state == EntryState::Removed && matches!(request, Control::Restart(_) | Control::Start(_)) {
             return Err(format!("{name} was removed by `podinit reload`: it is not started again"));
         }
         let stopping = e.live().is_some_and(|l| l.stop().is_some());
@@ -724,7 +763,7 @@ impl Pod {
                     EntryState::Running(_) => {
                         let text = format!("restart of {name} asked for: stopping it");
                         self.note(Level::Info, "restart_requested", entry, text);
-                        self.stop_for(entry, StopCause::Requested { restart: true }, None, now);
+                        self.stop_for(entry, StopCause::Restart, None, now);
                     }
                     _ => self.start_requested(entry, "restart", now),
                 }
@@ -738,23 +777,22 @@ impl Pod {
                     EntryState::Running(_) => {
                         let text = format!("stop of {name} asked for: stopping it until `podinit start {name}`");
                         self.note(Level::Info, "stop_requested", entry, text);
-                        self.stop_for(entry, StopCause::Requested { restart: false }, None, now);
+                        self.stop_for(entry, StopCause::Hold, None, now);
                         Ok(())
                     }
                     EntryState::Backoff { .. } => {
                         self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
                         let text = format!("{name} stopped while waiting out its backoff");
                         self.note(Level::Info, "stop_requested", entry, text);
-                        self.entries[entry].state = EntryState::Exited;
-                        self.entries[entry].held = true;
+                        self.entries[entry].state = EntryState::Held;
                         self.ended_for_now(entry, now);
                         Ok(())
                     }
-                    _ if e.held => Err(format!("{name} is stopped already")),
+                    EntryState::Held => Err(format!("{name} is stopped already")),
                     _ => Err(format!("{name} is not running: it has exited")),
                 }
             }
-            Control::Start(_) if e.held && e.state == EntryState::Exited => {
+            Control::Start(_) if e.state == EntryState::Held => {
                 self.start_requested(entry, "start", now);
                 Ok(())
             }
@@ -803,7 +841,9 @@ impl Pod {
         // Check everything first: a refused reload changes nothing.
         for new in &spec.entries {
             let stopping_removed = (0..self.entries.len()).any(|i| {
-                self.entries[i].removed && self.entries[i].is_alive() && self.spec.entries[i].name == new.name
+                self.entries[i].is_removed()
+                    && self.entries[i].is_alive()
+                    && self.spec.entries[i].name == new.name
             });
             if stopping_removed && self.current_named(&new.name).is_none() {
                 return Err(format!(
@@ -825,7 +865,7 @@ impl Pod {
             }
         }
         for (i, old) in self.spec.entries.iter().enumerate() {
-            let gone = !self.entries[i].removed && !spec.entries.iter().any(|e| e.name == old.name);
+            let gone = !self.entries[i].is_removed() && !spec.entries.iter().any(|e| e.name == old.name);
             if gone && matches!(self.entries[i].state, EntryState::Spawning { .. }) {
                 // Its process is being started: removed now, it would run
                 // unwatched once its spawn's result comes back.
@@ -855,7 +895,8 @@ impl Pod {
         }
         let gone: Vec<EntryId> = (0..self.entries.len())
             .filter(|&i| {
-                !self.entries[i].removed && !spec.entries.iter().any(|e| e.name == self.spec.entries[i].name)
+                !self.entries[i].is_removed()
+                    && !spec.entries.iter().any(|e| e.name == self.spec.entries[i].name)
             })
             .collect();
         for i in gone {
@@ -925,7 +966,7 @@ impl Pod {
 
     /// The entry named `name` that has not been removed.
     fn current_named(&self, name: &str) -> Option<EntryId> {
-        (0..self.entries.len()).find(|&i| !self.entries[i].removed && self.spec.entries[i].name == name)
+        (0..self.entries.len()).find(|&i| !self.entries[i].is_removed() && self.spec.entries[i].name == name)
     }
 
     /// Entry `i` has new settings (`podinit reload`).
@@ -936,7 +977,7 @@ impl Pod {
         match &e.state {
             EntryState::Running(live) if role != Role::Init && live.stop().is_none() => {
                 e.pending = Some(Box::new(new));
-                self.stop_for(i, StopCause::Requested { restart: true }, None, now);
+                self.stop_for(i, StopCause::Restart, None, now);
                 format!("{name} changed: restarting it with its new settings")
             }
             EntryState::Running(_) => {
@@ -961,21 +1002,28 @@ impl Pod {
     /// Entry `i` is no longer in the config (`podinit reload`).
     fn remove(&mut self, i: EntryId, now: Instant) -> String {
         let name = self.name(i).to_owned();
-        self.entries[i].removed = true;
         self.entries[i].passed = true;
         match &self.entries[i].state {
-            EntryState::Running(live) if live.stop().is_none() => {
-                self.stop_for(i, StopCause::Requested { restart: false }, None, now);
-                format!("{name} removed: stopping it")
-            }
-            EntryState::Running(_) => format!("{name} removed: it is being stopped"),
+            EntryState::Running(live) => match live.stop().cloned() {
+                None => {
+                    let grace = StopGrace::Own;
+                    self.stop_for(i, StopCause::Remove { grace }, None, now);
+                    format!("{name} removed: stopping it")
+                }
+                // The stop under way goes on; what follows it is the removal.
+                Some(stop) => {
+                    let cause = StopCause::Remove { grace: stop.cause.grace() };
+                    self.set_stage(i, Stage::Stopping(Stop { cause, ..stop }));
+                    format!("{name} removed: it is being stopped")
+                }
+            },
             EntryState::Backoff { .. } => {
                 self.out.push(Action::CancelTimer(Timer::Backoff(i)));
-                self.entries[i].state = EntryState::Exited;
+                self.entries[i].state = EntryState::Removed;
                 format!("{name} removed")
             }
             _ => {
-                self.entries[i].state = EntryState::Exited;
+                self.entries[i].state = EntryState::Removed;
                 format!("{name} removed")
             }
         }
@@ -987,7 +1035,6 @@ impl Pod {
         if matches!(self.entries[entry].state, EntryState::Backoff { .. }) {
             self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
         }
-        self.entries[entry].held = false;
         let text = format!("{verb} of {} asked for: starting it", self.name(entry));
         let event = if verb == "start" { "start_requested" } else { "restart_requested" };
         self.note(Level::Info, event, entry, text);
@@ -1019,7 +1066,7 @@ impl Pod {
                 .entries
                 .iter()
                 .zip(&self.spec.entries)
-                .filter(|(e, s)| s.role != Role::Init && !e.removed)
+                .filter(|(e, s)| s.role != Role::Init && !e.is_removed())
                 .all(|(e, _)| e.live().is_some_and(Live::ready))
     }
 
@@ -1037,7 +1084,7 @@ impl Pod {
                     EntryState::Spawning { .. } => State::Spawning,
                     EntryState::Running(_) => State::Running,
                     EntryState::Backoff { .. } => State::Backoff,
-                    EntryState::Exited => State::Exited,
+                    EntryState::Exited | EntryState::Held | EntryState::Removed => State::Exited,
                 },
                 pid: e.live().map(Live::pid),
                 restarts: e.restarts,
@@ -1045,15 +1092,11 @@ impl Pod {
                 started: e.live().is_some_and(Live::started),
                 ready: e.live().is_some_and(Live::ready),
                 stopping: e.live().is_some_and(|l| l.stop().is_some()),
-                held: e.held,
-                removed: e.removed,
+                held: e.state == EntryState::Held,
+                removed: e.is_removed(),
                 restarts_in_termination: e.restarts_in_termination,
                 stop: e.live().and_then(Live::stop).map(|s| StopStatus {
-                    grace: if s.cause == StopCause::Termination {
-                        StopGrace::Termination
-                    } else {
-                        StopGrace::Own
-                    },
+                    grace: s.cause.grace(),
                     in_pre_stop: s.step == StopStep::PreStop,
                     signalled_at: s.step.signalled_at(),
                     kill_by: match s.step {
@@ -1278,7 +1321,7 @@ impl Pod {
     /// 1 s or less (as KEP-4438).
     fn may_restart_during_termination(&self, entry: EntryId) -> bool {
         let Phase::Terminating { spent: false, .. } = self.phase else { return false };
-        if self.entries[entry].removed
+        if self.entries[entry].is_removed()
             || !self.spec.entries[entry].restart_during_termination
             || self.spec.termination_grace_period <= Duration::from_secs(1)
         {
@@ -1396,21 +1439,19 @@ impl Pod {
     fn on_exit(&mut self, entry: EntryId, exit: Exit, now: Instant) {
         let role = self.role(entry);
         let e = &mut self.entries[entry];
-        let (failed_stop, ran_for, signalled, requested) = match &e.state {
+        let (cause, ran_for, signalled) = match &e.state {
             EntryState::Running(live) => (
-                live.stop().is_some_and(|s| s.cause == StopCause::Failed),
+                live.stop().map(|s| s.cause),
                 now.saturating_duration_since(live.spawned_at),
                 live.stop().is_some_and(|s| s.step.signalled_at().is_some()),
-                live.stop().and_then(|s| match s.cause {
-                    StopCause::Requested { restart } => Some(restart),
-                    _ => None,
-                }),
             ),
-            _ => (false, Duration::ZERO, false, None),
+            _ => (None, Duration::ZERO, false),
         };
+        let failed_stop = cause == Some(StopCause::Failed);
+        let removed = matches!(cause, Some(StopCause::Remove { .. }));
         let instance = e.instance;
         e.last_exit = Some(exit);
-        e.state = EntryState::Exited;
+        e.state = if removed { EntryState::Removed } else { EntryState::Exited };
         if let Some(new) = e.pending.take() {
             // `podinit reload` changed it while it ran: the next instance
             // runs with the new settings.
@@ -1421,7 +1462,7 @@ impl Pod {
 
         if self.phase == Phase::Restarting {
             // Removed by `podinit reload`: not part of the pod that restarts.
-            if !self.entries[entry].removed {
+            if !removed {
                 self.entries[entry].state = EntryState::Waiting;
             }
             self.restart_pod_when_empty(now);
@@ -1445,12 +1486,12 @@ impl Pod {
             self.drive_termination(now);
             return;
         }
-        if self.entries[entry].removed {
+        if removed {
             self.ended_for_now(entry, now);
             return;
         }
-        match requested {
-            Some(true) => {
+        match cause {
+            Some(StopCause::Restart) => {
                 // `podinit restart`: a new instance at once; its backoff is
                 // not used (and not grown) by a restart asked for.
                 let text = format!("restarting {} at once, as asked", self.name(entry));
@@ -1458,12 +1499,14 @@ impl Pod {
                 self.spawn(entry, now);
                 return;
             }
-            Some(false) => {
-                self.entries[entry].held = true;
+            Some(StopCause::Hold) => {
+                self.entries[entry].state = EntryState::Held;
                 self.ended_for_now(entry, now);
                 return;
             }
-            None => {}
+            // A failure's stop, or none: the rules below. (Removal and
+            // termination were handled above.)
+            Some(StopCause::Failed | StopCause::Remove { .. } | StopCause::Termination) | None => {}
         }
         let spec = &self.spec.entries[entry];
         // KEP-5307: the entry's first matching rule decides, else its own
@@ -1544,11 +1587,13 @@ impl Pod {
             Role::Main => {
                 // Mains removed by `podinit reload` do not count, and their
                 // end completes nothing.
-                let ended =
-                    |id: &EntryId| self.entries[*id].removed || self.entries[*id].state == EntryState::Exited;
+                let ended = |id: &EntryId| {
+                    let e = &self.entries[*id];
+                    e.is_removed() || matches!(e.state, EntryState::Exited | EntryState::Held)
+                };
                 let complete = match self.spec.completion {
                     Completion::All => self.mains.iter().all(ended),
-                    Completion::Any => !self.entries[entry].removed,
+                    Completion::Any => !self.entries[entry].is_removed(),
                 };
                 if complete {
                     self.notes.push(Note::new(Level::Info, "completed", None, "pod completed".into()));
@@ -1747,7 +1792,7 @@ impl Pod {
             let text = format!("{} pre_stop hook failed (the stop goes on)", self.name(entry));
             self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PreStop);
         }
-        if matches!(cause, StopCause::Failed | StopCause::Requested { .. }) && !self.terminating() {
+        if cause != StopCause::Termination && !self.terminating() {
             // The hook's time comes out of the stop's own grace, with the 2 s
             // floor (kubernetes.io "Container Lifecycle Hooks").
             self.send_stop(entry, now, deadline);
@@ -1848,7 +1893,7 @@ impl Pod {
         self.phase = Phase::Restarting;
         for e in 0..self.entries.len() {
             let instance = self.entries[e].instance;
-            if self.entries[e].removed {
+            if self.entries[e].is_removed() {
                 // Not part of the pod that restarts: killed if it still
                 // runs, never started again.
                 if matches!(self.entries[e].state, EntryState::Running(_)) {
@@ -1870,9 +1915,12 @@ impl Pod {
                         self.entries[e].state = EntryState::Waiting;
                     }
                 }
-                EntryState::Waiting | EntryState::Exited => self.entries[e].state = EntryState::Waiting,
+                EntryState::Waiting | EntryState::Exited | EntryState::Held => {
+                    self.entries[e].state = EntryState::Waiting;
+                }
+                // Left as they are above.
+                EntryState::Removed => {}
             }
-            self.entries[e].held = false;
         }
         self.restart_pod_when_empty(now);
     }
@@ -1885,7 +1933,8 @@ impl Pod {
         }
         let pid = live.pid();
         let step = StopStep::Killed { signalled_at: now, kill_at: now };
-        let stop = Stop::begin(live, StopCause::Termination, now, step);
+        let cause = live.stop().map_or(StopCause::Termination, |s| s.cause.taken_over());
+        let stop = Stop::begin(live, cause, now, step);
         self.set_stage(entry, Stage::Stopping(stop));
         for kind in ProbeKind::ALL {
             self.out.push(Action::StopProbe { entry, kind: *kind });
@@ -1919,7 +1968,7 @@ impl Pod {
         self.pod_restarts = self.pod_restarts.saturating_add(1);
         let text = format!("restarting the pod (restart {} of the whole pod)", self.pod_restarts);
         self.notes.push(Note::new(Level::Info, "pod_restarting", None, text));
-        for e in self.entries.iter_mut().filter(|e| !e.removed) {
+        for e in self.entries.iter_mut().filter(|e| e.state != EntryState::Removed) {
             e.passed = false;
             e.state = EntryState::Waiting;
         }
@@ -2010,7 +2059,7 @@ impl Pod {
                     }
                     self.entries[entry].state = EntryState::Exited;
                 }
-                EntryState::Exited => {}
+                EntryState::Exited | EntryState::Held | EntryState::Removed => {}
                 EntryState::Running(live) => {
                     for kind in [ProbeKind::Startup, ProbeKind::Liveness] {
                         self.out.push(Action::StopProbe { entry, kind });
@@ -2019,7 +2068,7 @@ impl Pod {
                     let stop = match &live.stage {
                         // A stop under way (a failure's) becomes the
                         // termination's; its deadline and hook stay.
-                        Stage::Stopping(s) => Stop { cause: StopCause::Termination, ..s.clone() },
+                        Stage::Stopping(s) => Stop { cause: s.cause.taken_over(), ..s.clone() },
                         _ => {
                             if has_pre_stop {
                                 self.out.push(Action::RunHook {
