@@ -422,8 +422,6 @@ struct Entry {
     restarts: u32,
     last_exit: Option<Exit>,
     backoff: Backoff,
-    /// The start sequence has moved past it (init succeeded, sidecar latched).
-    passed: bool,
     /// Spawns that failed in a row (reset by a successful one).
     spawn_failures: u32,
     /// The current instance was started during termination (KEP-4438): it
@@ -445,7 +443,6 @@ impl Entry {
             restarts: 0,
             last_exit: None,
             backoff: Backoff::new(backoff),
-            passed: false,
             spawn_failures: 0,
             restarted_in_termination: false,
             restarts_in_termination: 0,
@@ -939,15 +936,11 @@ impl Pod {
             let name = self.name(i).to_owned();
             match self.role(i) {
                 Role::Init if !booting => {
-                    self.entries[i].passed = true;
                     self.entries[i].state = EntryState::Exited;
                     said.push(format!("{name} added: not run (the start sequence is over)"));
                 }
                 _ if booting => said.push(format!("{name} added: starts in its turn")),
                 _ => {
-                    if self.role(i) == Role::Sidecar {
-                        self.entries[i].passed = true;
-                    }
                     said.push(format!("{name} added: starting it"));
                     self.spawn(i, now);
                 }
@@ -1002,7 +995,6 @@ impl Pod {
     /// Entry `i` is no longer in the config (`podinit reload`).
     fn remove(&mut self, i: EntryId, now: Instant) -> String {
         let name = self.name(i).to_owned();
-        self.entries[i].passed = true;
         match &self.entries[i].state {
             EntryState::Running(live) => match live.stop().cloned() {
                 None => {
@@ -1260,7 +1252,8 @@ impl Pod {
                         self.phase = Phase::Running { next_main: 0 };
                         continue;
                     };
-                    if self.entries[entry].passed {
+                    // An entry removed by `podinit reload` holds nothing.
+                    if self.entries[entry].is_removed() {
                         self.phase = Phase::Booting { cursor: cursor + 1 };
                         continue;
                     }
@@ -1293,20 +1286,36 @@ impl Pod {
     }
 
     /// Latches a sidecar into the sequence once it is started (and ready when
-    /// `hold_until = "ready"`).
+    /// `hold_until = "ready"`), if the sequence waits at it.
     fn check_sidecar_passed(&mut self, entry: EntryId, now: Instant) {
         let spec = &self.spec.entries[entry];
         let e = &self.entries[entry];
         let Some(live) = e.live() else { return };
-        if spec.role != Role::Sidecar || e.passed || !live.started() {
+        if spec.role != Role::Sidecar || !self.waits_at(entry) || !live.started() {
             return;
         }
         if spec.hold_until == HoldUntil::Ready && !live.ready() {
             return;
         }
         self.debug(Some(entry), format!("{} passed the start sequence", spec.name));
-        self.entries[entry].passed = true;
+        self.pass(entry);
         self.advance(now);
+    }
+
+    /// Whether the start sequence waits at `entry` (its cursor is there).
+    fn waits_at(&self, entry: EntryId) -> bool {
+        match self.phase {
+            Phase::Booting { cursor } => self.sequence.get(cursor) == Some(&entry),
+            Phase::Running { .. } | Phase::Restarting | Phase::Terminating { .. } | Phase::Done => false,
+        }
+    }
+
+    /// Moves the start sequence past `entry` if it waits at it: an init
+    /// succeeded, a sidecar started, or was stopped by `podinit stop`.
+    fn pass(&mut self, entry: EntryId) {
+        if let (true, Phase::Booting { cursor }) = (self.waits_at(entry), self.phase) {
+            self.phase = Phase::Booting { cursor: cursor + 1 };
+        }
     }
 
     fn spawn(&mut self, entry: EntryId, now: Instant) {
@@ -1562,7 +1571,7 @@ impl Pod {
         }
         match role {
             Role::Init if exit.success() => {
-                self.entries[entry].passed = true;
+                self.pass(entry);
                 self.advance(now);
             }
             Role::Init => {
@@ -1605,7 +1614,7 @@ impl Pod {
                 }
             }
             Role::Sidecar => {
-                self.entries[entry].passed = true;
+                self.pass(entry);
                 self.advance(now);
             }
             Role::Init => {}
@@ -1969,7 +1978,6 @@ impl Pod {
         let text = format!("restarting the pod (restart {} of the whole pod)", self.pod_restarts);
         self.notes.push(Note::new(Level::Info, "pod_restarting", None, text));
         for e in self.entries.iter_mut().filter(|e| e.state != EntryState::Removed) {
-            e.passed = false;
             e.state = EntryState::Waiting;
         }
         self.phase = Phase::Booting { cursor: 0 };
