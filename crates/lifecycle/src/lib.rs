@@ -322,6 +322,9 @@ enum StopStep {
     /// Its stop signal waits for its turn in termination (a sidecar waits for
     /// every main and later sidecar), or for the budget to be spent.
     Queued,
+    /// A copy started during termination (KEP-4438) runs its post_start
+    /// hook: queued as above, but stopped at once if the hook fails.
+    PostStart,
     /// The stop signal went out `at`; SIGKILL is armed for `kill_at`.
     Signalled { at: Instant, kill_at: Instant },
     /// SIGKILL has been sent too.
@@ -341,7 +344,7 @@ impl StopStep {
     /// When the stop signal went out, if it has.
     fn signalled_at(self) -> Option<Instant> {
         match self {
-            StopStep::PreStop | StopStep::Queued => None,
+            StopStep::PreStop | StopStep::Queued | StopStep::PostStart => None,
             StopStep::Signalled { at, .. } | StopStep::Killed { signalled_at: at, .. } => Some(at),
         }
     }
@@ -391,6 +394,10 @@ enum EntryState {
     Waiting,
     /// A spawn was asked for; its result has not come back.
     Spawning { asked_at: Instant },
+    /// A copy of a sidecar started again during termination (KEP-4438) is
+    /// being spawned: it will run its post_start and no probes, and be
+    /// stopped at its turn.
+    SpawningCopy { asked_at: Instant },
     /// Its process runs.
     Running(Live),
     /// Waiting out its backoff before a restart.
@@ -424,9 +431,6 @@ struct Entry {
     backoff: Backoff,
     /// Spawns that failed in a row (reset by a successful one).
     spawn_failures: u32,
-    /// The current instance was started during termination (KEP-4438): it
-    /// runs no pre_stop at its turn.
-    restarted_in_termination: bool,
     /// How many instances were started during termination (KEP-4438's
     /// counter of such restarts).
     restarts_in_termination: u32,
@@ -444,7 +448,6 @@ impl Entry {
             last_exit: None,
             backoff: Backoff::new(backoff),
             spawn_failures: 0,
-            restarted_in_termination: false,
             restarts_in_termination: 0,
             pending: None,
         }
@@ -459,7 +462,10 @@ impl Entry {
 
     /// Has a process, or is about to have one.
     fn is_alive(&self) -> bool {
-        matches!(self.state, EntryState::Running(_) | EntryState::Spawning { .. })
+        matches!(
+            self.state,
+            EntryState::Running(_) | EntryState::Spawning { .. } | EntryState::SpawningCopy { .. }
+        )
     }
 
     /// Removed by `podinit reload`: gone, or its process being stopped.
@@ -744,7 +750,9 @@ impl Pod {
             EntryState::Waiting => {
                 Some(format!("{name} has not started yet: its turn in the start sequence has not come"))
             }
-            EntryState::Spawning { .. } => Some(format!("{name} is being started; ask again once it runs")),
+            EntryState::Spawning { .. } | EntryState::SpawningCopy { .. } => {
+                Some(format!("{name} is being started; ask again once it runs"))
+            }
             EntryState::Running(_) if stopping => Some(format!("{name} is being stopped already")),
             _ => None,
         };
@@ -856,14 +864,22 @@ impl Pod {
                         new.name, old.role, new.role
                     ));
                 }
-                if *old != *new && matches!(self.entries[i].state, EntryState::Spawning { .. }) {
+                let spawning = matches!(
+                    self.entries[i].state,
+                    EntryState::Spawning { .. } | EntryState::SpawningCopy { .. }
+                );
+                if *old != *new && spawning {
                     return Err(format!("{} is being started; reload again once it runs", new.name));
                 }
             }
         }
         for (i, old) in self.spec.entries.iter().enumerate() {
             let gone = !self.entries[i].is_removed() && !spec.entries.iter().any(|e| e.name == old.name);
-            if gone && matches!(self.entries[i].state, EntryState::Spawning { .. }) {
+            let spawning = matches!(
+                self.entries[i].state,
+                EntryState::Spawning { .. } | EntryState::SpawningCopy { .. }
+            );
+            if gone && spawning {
                 // Its process is being started: removed now, it would run
                 // unwatched once its spawn's result comes back.
                 return Err(format!("{} is being started; reload again once it runs", old.name));
@@ -1073,7 +1089,7 @@ impl Pod {
                 role: s.role,
                 state: match e.state {
                     EntryState::Waiting => State::Waiting,
-                    EntryState::Spawning { .. } => State::Spawning,
+                    EntryState::Spawning { .. } | EntryState::SpawningCopy { .. } => State::Spawning,
                     EntryState::Running(_) => State::Running,
                     EntryState::Backoff { .. } => State::Backoff,
                     EntryState::Exited | EntryState::Held | EntryState::Removed => State::Exited,
@@ -1093,7 +1109,9 @@ impl Pod {
                     signalled_at: s.step.signalled_at(),
                     kill_by: match s.step {
                         StopStep::Signalled { kill_at, .. } | StopStep::Killed { kill_at, .. } => kill_at,
-                        StopStep::PreStop | StopStep::Queued => s.deadline + MIN_STOP_GRACE,
+                        StopStep::PreStop | StopStep::Queued | StopStep::PostStart => {
+                            s.deadline + MIN_STOP_GRACE
+                        }
                     },
                     killed: matches!(s.step, StopStep::Killed { .. }),
                 }),
@@ -1173,9 +1191,16 @@ impl Pod {
         match (&e.state, ev) {
             (EntryState::Spawning { asked_at }, EntryEvent::Spawned(pid)) => {
                 let asked_at = *asked_at;
-                self.on_spawned(entry, pid, asked_at, now);
+                self.on_spawned(entry, pid, asked_at, false, now);
             }
-            (EntryState::Spawning { .. }, EntryEvent::SpawnFailed(status)) => {
+            (EntryState::SpawningCopy { asked_at }, EntryEvent::Spawned(pid)) => {
+                let asked_at = *asked_at;
+                self.on_spawned(entry, pid, asked_at, true, now);
+            }
+            (
+                EntryState::Spawning { .. } | EntryState::SpawningCopy { .. },
+                EntryEvent::SpawnFailed(status),
+            ) => {
                 let e = &mut self.entries[entry];
                 e.spawn_failures = e.spawn_failures.saturating_add(1);
                 self.on_exit(entry, Exit::Code(status), now);
@@ -1204,16 +1229,16 @@ impl Pod {
                 }
                 // A copy started during termination whose post_start failed:
                 // its stop signal now rather than at its turn.
-                Stage::Stopping(stop)
-                    if !ok
-                        && stop.step.signalled_at().is_none()
-                        && self.entries[entry].restarted_in_termination
-                        && self.spec.entries[entry].post_start.is_some() =>
-                {
+                Stage::Stopping(stop) if stop.step == StopStep::PostStart && !ok => {
                     let deadline = stop.deadline;
                     let text = format!("{} post_start hook failed: stopping it", self.name(entry));
                     self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PostStart);
                     self.send_stop(entry, now, deadline);
+                }
+                // It returned: the copy waits for its turn like the others.
+                Stage::Stopping(stop) if stop.step == StopStep::PostStart => {
+                    let stop = Stop { step: StopStep::Queued, ..stop.clone() };
+                    self.set_stage(entry, Stage::Stopping(stop));
                 }
                 _ => self.debug(Some(entry), format!("post_start result ({ok}) ignored while stopping")),
             },
@@ -1271,7 +1296,7 @@ impl Pod {
                             return;
                         }
                         // Its spawn's result moves the sequence on.
-                        EntryState::Spawning { .. } => return,
+                        EntryState::Spawning { .. } | EntryState::SpawningCopy { .. } => return,
                         // A main's post_start holds the next main (KEP-753).
                         EntryState::Running(Live {
                             stage: Stage::Starting { post_start_done: false, .. },
@@ -1320,7 +1345,7 @@ impl Pod {
 
     fn spawn(&mut self, entry: EntryId, now: Instant) {
         debug_assert!(!self.terminating());
-        self.spawn_unchecked(entry, now);
+        self.spawn_unchecked(entry, now, false);
     }
 
     /// Whether a sidecar that exited during termination, before its turn, is
@@ -1342,18 +1367,23 @@ impl Pod {
             .any(|i| self.entries[i].is_alive() && (self.role(i) != Role::Sidecar || i > entry))
     }
 
-    fn spawn_unchecked(&mut self, entry: EntryId, now: Instant) {
+    /// Asks for a new instance: `copy` during termination (KEP-4438).
+    fn spawn_unchecked(&mut self, entry: EntryId, now: Instant, copy: bool) {
         let e = &mut self.entries[entry];
         if e.instance > 0 {
             e.restarts = e.restarts.saturating_add(1);
         }
         e.instance = e.instance.wrapping_add(1);
-        e.state = EntryState::Spawning { asked_at: now };
+        e.state = if copy {
+            EntryState::SpawningCopy { asked_at: now }
+        } else {
+            EntryState::Spawning { asked_at: now }
+        };
         let instance = e.instance;
         self.out.push(Action::Spawn { entry, instance });
     }
 
-    fn on_spawned(&mut self, entry: EntryId, pid: NonZeroI32, spawned_at: Instant, now: Instant) {
+    fn on_spawned(&mut self, entry: EntryId, pid: NonZeroI32, spawned_at: Instant, copy: bool, now: Instant) {
         let spec = &self.spec.entries[entry];
         let instance = self.entries[entry].instance;
         let has_post_start = spec.post_start.is_some();
@@ -1384,11 +1414,13 @@ impl Pod {
             // probes. A copy started again runs its post_start as any start
             // does (KEP-4438, "Alpha limitations"); if that fails, it is
             // stopped at once, as a failed post_start stops any instance.
+            let runs_post_start = copy && has_post_start;
+            let step = if runs_post_start { StopStep::PostStart } else { StopStep::Queued };
             if let Some(live) = self.entries[entry].live() {
-                let stop = Stop::begin(live, StopCause::Termination, deadline, StopStep::Queued);
+                let stop = Stop::begin(live, StopCause::Termination, deadline, step);
                 self.set_stage(entry, Stage::Stopping(stop));
             }
-            if has_post_start && self.entries[entry].restarted_in_termination {
+            if runs_post_start {
                 let pid = pid.get();
                 self.out.push(Action::RunHook { entry, instance, pid, hook: HookKind::PostStart });
             }
@@ -1642,9 +1674,8 @@ impl Pod {
         let text = format!("restarting {} during termination (restart_during_termination)", self.name(entry));
         self.note(Level::Info, "restarting", entry, text);
         let e = &mut self.entries[entry];
-        e.restarted_in_termination = true;
         e.restarts_in_termination = e.restarts_in_termination.saturating_add(1);
-        self.spawn_unchecked(entry, now);
+        self.spawn_unchecked(entry, now, true);
     }
 
     /// Starts the entry again (its backoff, if any, is over). After spawn
@@ -1877,7 +1908,7 @@ impl Pod {
     fn on_stop_timer(&mut self, entry: EntryId, stop: Stop, now: Instant) {
         match stop.step {
             // The grace ran out during pre_stop: the stop signal now, SIGKILL 2 s later.
-            StopStep::PreStop | StopStep::Queued => self.send_stop(entry, now, now),
+            StopStep::PreStop | StopStep::Queued | StopStep::PostStart => self.send_stop(entry, now, now),
             StopStep::Signalled { at, kill_at } => {
                 let Some(pid) = self.entries[entry].live().map(Live::pid) else { return };
                 let step = StopStep::Killed { signalled_at: at, kill_at };
@@ -1916,7 +1947,7 @@ impl Pod {
                     self.out.push(Action::CancelTimer(Timer::Backoff(e)));
                     self.entries[e].state = EntryState::Waiting;
                 }
-                EntryState::Spawning { .. } => {
+                EntryState::Spawning { .. } | EntryState::SpawningCopy { .. } => {
                     // Asked for in this step: withdrawn; else killed once spawned.
                     let asked = Action::Spawn { entry: e, instance };
                     if let Some(i) = self.out.iter().position(|a| *a == asked) {
@@ -2050,7 +2081,7 @@ impl Pod {
             let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();
             let instance = self.entries[entry].instance;
             match &self.entries[entry].state {
-                EntryState::Spawning { .. } => {
+                EntryState::Spawning { .. } | EntryState::SpawningCopy { .. } => {
                     // A spawn asked for in this same step is withdrawn; one
                     // already carried out is waited for: its `Spawned` stops
                     // it, its `SpawnFailed` ends it.
@@ -2101,7 +2132,7 @@ impl Pod {
         let Phase::Terminating { deadline, spent } = self.phase else { return };
         let waiting = |e: &Entry| {
             e.live().and_then(Live::stop).is_some_and(|s| match s.step {
-                StopStep::Queued => true,
+                StopStep::Queued | StopStep::PostStart => true,
                 StopStep::PreStop => spent,
                 StopStep::Signalled { .. } | StopStep::Killed { .. } => false,
             })
