@@ -356,6 +356,9 @@ struct Live {
     pid: NonZeroI32,
     spawned_at: Instant,
     stage: Stage,
+    /// Settings a `podinit reload` gave it while this instance runs: the
+    /// next instance runs with them (docs/control.md, "Reload").
+    next: Option<Box<crate::spec::EntrySpec>>,
 }
 
 impl Live {
@@ -434,8 +437,6 @@ struct Entry {
     /// How many instances were started during termination (KEP-4438's
     /// counter of such restarts).
     restarts_in_termination: u32,
-    /// Its settings from a `podinit reload`, taken when its process exits.
-    pending: Option<Box<crate::spec::EntrySpec>>,
 }
 
 impl Entry {
@@ -449,7 +450,6 @@ impl Entry {
             backoff: Backoff::new(backoff),
             spawn_failures: 0,
             restarts_in_termination: 0,
-            pending: None,
         }
     }
 
@@ -983,14 +983,14 @@ impl Pod {
         let name = new.name.clone();
         let role = self.role(i);
         let e = &mut self.entries[i];
-        match &e.state {
+        match &mut e.state {
             EntryState::Running(live) if role != Role::Init && live.stop().is_none() => {
-                e.pending = Some(Box::new(new));
+                live.next = Some(Box::new(new));
                 self.stop_for(i, StopCause::Restart, None, now);
                 format!("{name} changed: restarting it with its new settings")
             }
-            EntryState::Running(_) => {
-                e.pending = Some(Box::new(new));
+            EntryState::Running(live) => {
+                live.next = Some(Box::new(new));
                 if role == Role::Init {
                     format!("{name} changed: it runs to its end as it is; a retry runs with the new settings")
                 } else {
@@ -1400,6 +1400,7 @@ impl Pod {
                 startup_passed: startup.is_none(),
                 startup: Streak::default(),
             },
+            next: None,
         });
         if self.phase == Phase::Restarting {
             // The pod restarts while it was being spawned: killed like the rest.
@@ -1480,20 +1481,21 @@ impl Pod {
     fn on_exit(&mut self, entry: EntryId, exit: Exit, now: Instant) {
         let role = self.role(entry);
         let e = &mut self.entries[entry];
-        let (cause, ran_for, signalled) = match &e.state {
+        let (cause, ran_for, signalled, next) = match &mut e.state {
             EntryState::Running(live) => (
                 live.stop().map(|s| s.cause),
                 now.saturating_duration_since(live.spawned_at),
                 live.stop().is_some_and(|s| s.step.signalled_at().is_some()),
+                live.next.take(),
             ),
-            _ => (None, Duration::ZERO, false),
+            _ => (None, Duration::ZERO, false, None),
         };
         let failed_stop = cause == Some(StopCause::Failed);
         let removed = matches!(cause, Some(StopCause::Remove { .. }));
         let instance = e.instance;
         e.last_exit = Some(exit);
         e.state = if removed { EntryState::Removed } else { EntryState::Exited };
-        if let Some(new) = e.pending.take() {
+        if let Some(new) = next {
             // `podinit reload` changed it while it ran: the next instance
             // runs with the new settings.
             self.spec.entries[entry] = *new;
