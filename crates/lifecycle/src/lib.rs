@@ -270,16 +270,54 @@ impl Streak {
     }
 }
 
+/// What an instance still waits for before it is started: its post_start
+/// hook to return and its startup probe to pass (kubernetes.io "Sidecar
+/// Containers"; docs/lifecycle.md rule 3). One that waits for neither is
+/// started at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Starting {
+    /// Its post_start hook runs and its startup probe has not passed yet.
+    HookAndProbe { startup: Streak },
+    /// Its post_start hook runs (its startup probe passed, or it has none).
+    Hook,
+    /// Its startup probe has not passed yet (post_start returned, or it has none).
+    Probe { startup: Streak },
+}
+
+impl Starting {
+    /// What a new instance waits for; `None`: nothing, it is started.
+    fn new(has_post_start: bool, has_startup_probe: bool) -> Option<Starting> {
+        let startup = Streak::default();
+        match (has_post_start, has_startup_probe) {
+            (true, true) => Some(Starting::HookAndProbe { startup }),
+            (true, false) => Some(Starting::Hook),
+            (false, true) => Some(Starting::Probe { startup }),
+            (false, false) => None,
+        }
+    }
+}
+
 /// Where a running instance is in its own life.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Stage {
-    /// Not started yet: waiting for its post_start hook and startup probe.
-    Starting { post_start_done: bool, startup_passed: bool, startup: Streak },
+    /// Not started yet.
+    Starting(Starting),
     /// Started (post_start returned, startup probe passed): liveness and
     /// readiness probes run.
     Started { ready: bool, readiness: Streak, liveness: Streak },
     /// Being stopped.
     Stopping(Stop),
+}
+
+impl Stage {
+    /// Just started: ready at once unless a readiness probe decides it.
+    fn started(has_readiness_probe: bool) -> Stage {
+        Stage::Started {
+            ready: !has_readiness_probe,
+            readiness: Streak::default(),
+            liveness: Streak::default(),
+        }
+    }
 }
 
 /// One stop of a running instance: pre_stop, stop signal, grace, SIGKILL.
@@ -308,6 +346,12 @@ impl Stop {
             _ => (false, Streak::default()),
         };
         Stop { cause, deadline, step, started: live.started(), ready, readiness }
+    }
+
+    /// A stop of an instance that has just been spawned, so never started
+    /// (termination, or a restart of the whole pod, came first).
+    fn unstarted(cause: StopCause, deadline: Instant, step: StopStep) -> Stop {
+        Stop { cause, deadline, step, started: false, ready: false, readiness: Streak::default() }
     }
 }
 
@@ -368,7 +412,7 @@ impl Live {
 
     fn started(&self) -> bool {
         match &self.stage {
-            Stage::Starting { .. } => false,
+            Stage::Starting(_) => false,
             Stage::Started { .. } => true,
             Stage::Stopping(s) => s.started,
         }
@@ -376,7 +420,7 @@ impl Live {
 
     fn ready(&self) -> bool {
         match &self.stage {
-            Stage::Starting { .. } => false,
+            Stage::Starting(_) => false,
             Stage::Started { ready, .. } => *ready,
             Stage::Stopping(s) => s.ready,
         }
@@ -1223,10 +1267,11 @@ impl Pod {
                 self.on_probe(entry, stage, kind, ok, now);
             }
             (EntryState::Running(live), EntryEvent::Hook(HookKind::PostStart, ok)) => match &live.stage {
-                Stage::Starting { post_start_done: false, startup_passed, startup } => {
-                    let (startup_passed, startup) = (*startup_passed, *startup);
-                    self.on_post_start(entry, ok, startup_passed, startup, now);
+                Stage::Starting(Starting::HookAndProbe { startup }) => {
+                    let startup = *startup;
+                    self.on_post_start(entry, ok, Some(startup), now);
                 }
+                Stage::Starting(Starting::Hook) => self.on_post_start(entry, ok, None, now),
                 // A copy started during termination whose post_start failed:
                 // its stop signal now rather than at its turn.
                 Stage::Stopping(stop) if stop.step == StopStep::PostStart && !ok => {
@@ -1299,9 +1344,9 @@ impl Pod {
                         EntryState::Spawning { .. } | EntryState::SpawningCopy { .. } => return,
                         // A main's post_start holds the next main (KEP-753).
                         EntryState::Running(Live {
-                            stage: Stage::Starting { post_start_done: false, .. },
+                            stage: Stage::Starting(Starting::HookAndProbe { .. } | Starting::Hook),
                             ..
-                        }) if self.spec.entries[entry].post_start.is_some() => return,
+                        }) => return,
                         _ => self.phase = Phase::Running { next_main: next_main + 1 },
                     }
                 }
@@ -1388,23 +1433,18 @@ impl Pod {
         let instance = self.entries[entry].instance;
         let has_post_start = spec.post_start.is_some();
         let startup = spec.startup_probe.as_ref().map(|p| p.initial_delay);
+        let has_readiness = spec.readiness_probe.is_some();
         let text = format!("{} started (pid {pid})", spec.name);
         self.note(Level::Info, "started", entry, text).pid = Some(pid.get());
+        let waits = Starting::new(has_post_start, startup.is_some());
         let e = &mut self.entries[entry];
         e.spawn_failures = 0;
-        e.state = EntryState::Running(Live {
-            pid,
-            spawned_at,
-            stage: Stage::Starting {
-                post_start_done: !has_post_start,
-                startup_passed: startup.is_none(),
-                startup: Streak::default(),
-            },
-            next: None,
-        });
+        let live = |stage| EntryState::Running(Live { pid, spawned_at, stage, next: None });
         if self.phase == Phase::Restarting {
             // The pod restarts while it was being spawned: killed like the rest.
-            self.kill_for_pod_restart(entry, now);
+            let step = StopStep::Killed { signalled_at: now, kill_at: now };
+            e.state = live(Stage::Stopping(Stop::unstarted(StopCause::Termination, now, step)));
+            self.kill_actions(entry, pid.get());
             return;
         }
         if let Phase::Terminating { deadline, .. } = self.phase {
@@ -1417,10 +1457,7 @@ impl Pod {
             // stopped at once, as a failed post_start stops any instance.
             let runs_post_start = copy && has_post_start;
             let step = if runs_post_start { StopStep::PostStart } else { StopStep::Queued };
-            if let Some(live) = self.entries[entry].live() {
-                let stop = Stop::begin(live, StopCause::Termination, deadline, step);
-                self.set_stage(entry, Stage::Stopping(stop));
-            }
+            e.state = live(Stage::Stopping(Stop::unstarted(StopCause::Termination, deadline, step)));
             if runs_post_start {
                 let pid = pid.get();
                 self.out.push(Action::RunHook { entry, instance, pid, hook: HookKind::PostStart });
@@ -1428,6 +1465,7 @@ impl Pod {
             self.drive_termination(now);
             return;
         }
+        e.state = live(waits.map_or_else(|| Stage::started(has_readiness), Stage::Starting));
         let pid = pid.get();
         if has_post_start {
             self.out.push(Action::RunHook { entry, instance, pid, hook: HookKind::PostStart });
@@ -1436,20 +1474,21 @@ impl Pod {
             let not_before = spawned_at + delay;
             self.out.push(Action::StartProbe { entry, instance, pid, kind: ProbeKind::Startup, not_before });
         }
-        self.check_started(entry, now);
+        if waits.is_none() {
+            self.on_started(entry, now);
+        }
         // A main's spawn result moves the mains on (one spawn per step).
         self.advance(now);
     }
 
-    /// Marks the instance started once post_start returned and the startup
-    /// probe passed; starts liveness and readiness probes then.
-    fn check_started(&mut self, entry: EntryId, now: Instant) {
+    /// The instance has just become started (its stage is `Started`):
+    /// liveness and readiness probes begin, and the start sequence may move
+    /// on.
+    fn on_started(&mut self, entry: EntryId, now: Instant) {
         let Some(live) = self.entries[entry].live() else { return };
-        let Stage::Starting { post_start_done: true, startup_passed: true, .. } = live.stage else { return };
         let (pid, spawned_at) = (live.pid(), live.spawned_at);
         let instance = self.entries[entry].instance;
         let spec = &self.spec.entries[entry];
-        let has_readiness = spec.readiness_probe.is_some();
         if let Some(p) = &spec.liveness_probe {
             let not_before = spawned_at + p.initial_delay;
             self.out.push(Action::StartProbe { entry, instance, pid, kind: ProbeKind::Liveness, not_before });
@@ -1466,12 +1505,6 @@ impl Pod {
                 not_before,
             });
         }
-        let stage = Stage::Started {
-            ready: !has_readiness,
-            readiness: Streak::default(),
-            liveness: Streak::default(),
-        };
-        self.set_stage(entry, stage);
         self.check_sidecar_passed(entry, now);
         self.advance(now);
     }
@@ -1703,9 +1736,13 @@ impl Pod {
         let terminating = self.terminating();
         match (stage, kind) {
             // Startup probes run until they pass (rule 7); liveness once started.
-            (Stage::Starting { post_start_done, startup_passed: false, mut startup }, ProbeKind::Startup)
-                if !terminating =>
-            {
+            (
+                Stage::Starting(
+                    waits @ (Starting::HookAndProbe { mut startup } | Starting::Probe { mut startup }),
+                ),
+                ProbeKind::Startup,
+            ) if !terminating => {
+                let hook_runs = matches!(waits, Starting::HookAndProbe { .. });
                 startup.add(ok);
                 if ok {
                     self.note(
@@ -1715,13 +1752,20 @@ impl Pod {
                         format!("{name} startup probe succeeded"),
                     );
                     self.out.push(Action::StopProbe { entry, kind });
-                    self.set_stage(entry, Stage::Starting { post_start_done, startup_passed: true, startup });
-                    self.check_started(entry, now);
+                    if hook_runs {
+                        self.set_stage(entry, Stage::Starting(Starting::Hook));
+                    } else {
+                        let has_readiness = self.spec.entries[entry].readiness_probe.is_some();
+                        self.set_stage(entry, Stage::started(has_readiness));
+                        self.on_started(entry, now);
+                    }
                 } else {
-                    self.set_stage(
-                        entry,
-                        Stage::Starting { post_start_done, startup_passed: false, startup },
-                    );
+                    let waits = if hook_runs {
+                        Starting::HookAndProbe { startup }
+                    } else {
+                        Starting::Probe { startup }
+                    };
+                    self.set_stage(entry, Stage::Starting(waits));
                     self.probe_failure(entry, kind, startup.failures, failure_threshold, probe_grace, now);
                 }
             }
@@ -1804,17 +1848,18 @@ impl Pod {
         }
     }
 
-    fn on_post_start(
-        &mut self,
-        entry: EntryId,
-        ok: bool,
-        startup_passed: bool,
-        startup: Streak,
-        now: Instant,
-    ) {
-        self.set_stage(entry, Stage::Starting { post_start_done: true, startup_passed, startup });
+    /// The post_start hook of an instance that waits for it returned; its
+    /// startup probe has not passed yet when `startup` is its streak.
+    fn on_post_start(&mut self, entry: EntryId, ok: bool, startup: Option<Streak>, now: Instant) {
         if ok {
-            self.check_started(entry, now);
+            match startup {
+                Some(startup) => self.set_stage(entry, Stage::Starting(Starting::Probe { startup })),
+                None => {
+                    let has_readiness = self.spec.entries[entry].readiness_probe.is_some();
+                    self.set_stage(entry, Stage::started(has_readiness));
+                    self.on_started(entry, now);
+                }
+            }
             return;
         }
         let name = self.name(entry).to_owned();
@@ -1978,6 +2023,11 @@ impl Pod {
         let cause = live.stop().map_or(StopCause::Termination, |s| s.cause.taken_over());
         let stop = Stop::begin(live, cause, now, step);
         self.set_stage(entry, Stage::Stopping(stop));
+        self.kill_actions(entry, pid);
+    }
+
+    /// Every probe stops, and SIGKILL now (a restart of the whole pod).
+    fn kill_actions(&mut self, entry: EntryId, pid: i32) {
         for kind in ProbeKind::ALL {
             self.out.push(Action::StopProbe { entry, kind: *kind });
         }
