@@ -458,7 +458,82 @@ enum EntryState {
     Removed,
 }
 
-/// An event about one entry's current instance.
+impl EntryState {
+    /// Which state this is, without its data.
+    fn kind(&self) -> StateKind {
+        match self {
+            EntryState::Waiting => StateKind::Waiting,
+            EntryState::Spawning { .. } => StateKind::Spawning,
+            EntryState::SpawningCopy { .. } => StateKind::SpawningCopy,
+            EntryState::Running(live) => match &live.stage {
+                Stage::Starting(Starting::HookAndProbe { .. }) => StateKind::StartingHookAndProbe,
+                Stage::Starting(Starting::Hook) => StateKind::StartingHook,
+                Stage::Starting(Starting::Probe { .. }) => StateKind::StartingProbe,
+                Stage::Started { .. } => StateKind::Started,
+                Stage::Stopping(stop) => match stop.step {
+                    StopStep::PreStop => StateKind::StoppingPreStop,
+                    StopStep::Queued => StateKind::StoppingQueued,
+                    StopStep::PostStart => StateKind::StoppingPostStart,
+                    StopStep::Signalled { .. } => StateKind::StoppingSignalled,
+                    StopStep::Killed { .. } => StateKind::StoppingKilled,
+                },
+            },
+            EntryState::Backoff { .. } => StateKind::Backoff,
+            EntryState::Exited => StateKind::Exited,
+            EntryState::Held => StateKind::Held,
+            EntryState::Removed => StateKind::Removed,
+        }
+    }
+}
+
+/// The states of an entry's machine without their data, one per arm group of
+/// [`Pod::on_entry`]: for notes, and for the test that walks every (state,
+/// event) pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StateKind {
+    Waiting,
+    Spawning,
+    SpawningCopy,
+    StartingHookAndProbe,
+    StartingHook,
+    StartingProbe,
+    Started,
+    StoppingPreStop,
+    StoppingQueued,
+    StoppingPostStart,
+    StoppingSignalled,
+    StoppingKilled,
+    Backoff,
+    Exited,
+    Held,
+    Removed,
+}
+
+impl StateKind {
+    /// The name notes give it.
+    fn as_str(self) -> &'static str {
+        match self {
+            StateKind::Waiting => "waiting",
+            StateKind::Spawning => "spawning",
+            StateKind::SpawningCopy => "spawning a copy",
+            StateKind::StartingHookAndProbe => "starting (post_start, startup probe)",
+            StateKind::StartingHook => "starting (post_start)",
+            StateKind::StartingProbe => "starting (startup probe)",
+            StateKind::Started => "started",
+            StateKind::StoppingPreStop => "stopping (pre_stop)",
+            StateKind::StoppingQueued => "stopping (queued)",
+            StateKind::StoppingPostStart => "stopping (a copy's post_start)",
+            StateKind::StoppingSignalled => "stopping (signalled)",
+            StateKind::StoppingKilled => "stopping (killed)",
+            StateKind::Backoff => "backoff",
+            StateKind::Exited => "exited",
+            StateKind::Held => "held",
+            StateKind::Removed => "removed",
+        }
+    }
+}
+
+/// An event about one entry's current instance, or its backoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EntryEvent {
     Spawned(NonZeroI32),
@@ -466,7 +541,24 @@ enum EntryEvent {
     Exited(Exit),
     Probe(ProbeKind, bool),
     Hook(HookKind, bool),
+    /// The instance's stop deadline ([`Timer::Stop`]).
     StopTimer,
+    /// The entry's backoff is over ([`Timer::Backoff`]).
+    BackoffOver,
+}
+
+/// Why a probe result is ignored when the entry has no such probe (its
+/// runtime starts only the probes its spec has, so this is a safeguard).
+const NO_SUCH_PROBE: &str = "it has no such probe";
+
+/// What the entry machine made of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// A rule applied: the state, the actions or the notes show what.
+    Applied,
+    /// The state does not expect the event, for this reason; noted at debug
+    /// level and otherwise without effect.
+    Ignored(&'static str),
 }
 
 #[derive(Debug, Clone)]
@@ -690,27 +782,31 @@ impl Pod {
         }
         match event {
             Event::Spawned { entry, instance, pid } => match NonZeroI32::new(pid).filter(|p| p.get() > 0) {
-                Some(pid) => self.on_entry(entry, instance, EntryEvent::Spawned(pid), now),
+                Some(pid) => {
+                    self.on_entry(entry, Some(instance), EntryEvent::Spawned(pid), now);
+                }
                 None => self.debug(Some(entry), format!("spawned with an impossible pid {pid}: ignored")),
             },
             Event::SpawnFailed { entry, instance, status } => {
-                self.on_entry(entry, instance, EntryEvent::SpawnFailed(status), now);
+                self.on_entry(entry, Some(instance), EntryEvent::SpawnFailed(status), now);
             }
             Event::Exited { entry, instance, exit } => {
-                self.on_entry(entry, instance, EntryEvent::Exited(exit), now)
+                self.on_entry(entry, Some(instance), EntryEvent::Exited(exit), now);
             }
             Event::Probe { entry, instance, kind, ok, why } => {
                 self.probe_why = why;
-                self.on_entry(entry, instance, EntryEvent::Probe(kind, ok), now);
+                self.on_entry(entry, Some(instance), EntryEvent::Probe(kind, ok), now);
                 self.probe_why = None;
             }
             Event::Hook { entry, instance, hook, ok } => {
-                self.on_entry(entry, instance, EntryEvent::Hook(hook, ok), now);
+                self.on_entry(entry, Some(instance), EntryEvent::Hook(hook, ok), now);
             }
             Event::Timer(Timer::Stop(entry, instance)) => {
-                self.on_entry(entry, instance, EntryEvent::StopTimer, now)
+                self.on_entry(entry, Some(instance), EntryEvent::StopTimer, now);
             }
-            Event::Timer(Timer::Backoff(entry)) => self.on_backoff_over(entry, now),
+            Event::Timer(Timer::Backoff(entry)) => {
+                self.on_entry(entry, None, EntryEvent::BackoffOver, now);
+            }
             Event::Timer(Timer::Budget) => {
                 let mut n = Note::new(
                     Level::Warn,
@@ -1223,85 +1319,230 @@ impl Pod {
 
     // ----- one entry's machine -----
 
-    /// The transitions of one entry: one arm per (state, event) that means
-    /// something; anything else is news about an instance that is gone or a
-    /// timer that was overtaken, ignored and noted at debug level.
-    fn on_entry(&mut self, entry: EntryId, instance: Instance, ev: EntryEvent, now: Instant) {
-        let Some(e) = self.entries.get(entry) else { return };
-        if e.instance != instance {
-            self.debug(Some(entry), format!("{ev:?} of an old instance ({instance}) ignored"));
-            return;
+    /// The machine of one entry: each (state, event) pair is written below,
+    /// as a rule that cites its source, or as ignored with its reason (noted
+    /// at debug level). There is no catch-all arm: a new state or event does
+    /// not compile until each of its pairs is decided. News about an earlier
+    /// instance is dropped before the states are looked at.
+    fn on_entry(
+        &mut self,
+        entry: EntryId,
+        instance: Option<Instance>,
+        ev: EntryEvent,
+        now: Instant,
+    ) -> Outcome {
+        use EntryEvent as Ev;
+        use EntryState as S;
+        use HookKind as H;
+        use Outcome::{Applied, Ignored};
+        use ProbeKind as P;
+        // A running instance in stage `$stage`.
+        macro_rules! running {
+            ($stage:pat) => {
+                S::Running(Live { stage: $stage, .. })
+            };
         }
-        match (&e.state, ev) {
-            (EntryState::Spawning { asked_at }, EntryEvent::Spawned(pid)) => {
+        // A running instance whose stop is at step `$step` (bound to `$stop`).
+        macro_rules! stopping {
+            ($stop:ident @ $step:pat) => {
+                S::Running(Live { stage: Stage::Stopping($stop @ Stop { step: $step, .. }), .. })
+            };
+            ($step:pat) => {
+                S::Running(Live { stage: Stage::Stopping(Stop { step: $step, .. }), .. })
+            };
+        }
+        let Some(e) = self.entries.get(entry) else { return Ignored("no such entry") };
+        if let Some(instance) = instance.filter(|&i| i != e.instance) {
+            self.debug(Some(entry), format!("{ev:?} of an old instance ({instance}) ignored"));
+            return Ignored("news about an earlier instance");
+        }
+        let outcome = match (&e.state, ev) {
+            // ----- not reached yet in the start sequence (rules 1-5) -----
+            (S::Waiting, Ev::Spawned(_) | Ev::SpawnFailed(_)) => Ignored("no spawn is under way"),
+            (S::Waiting, Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer) => {
+                Ignored("it has no process")
+            }
+            (S::Waiting, Ev::BackoffOver) => Ignored("it is not in backoff"),
+
+            // ----- a spawn asked for: its result (rules 1 and 5; a copy: rule 17a) -----
+            (S::Spawning { asked_at }, Ev::Spawned(pid)) => {
                 let asked_at = *asked_at;
                 self.on_spawned(entry, pid, asked_at, false, now);
+                Applied
             }
-            (EntryState::SpawningCopy { asked_at }, EntryEvent::Spawned(pid)) => {
+            (S::SpawningCopy { asked_at }, Ev::Spawned(pid)) => {
                 let asked_at = *asked_at;
                 self.on_spawned(entry, pid, asked_at, true, now);
+                Applied
             }
-            (
-                EntryState::Spawning { .. } | EntryState::SpawningCopy { .. },
-                EntryEvent::SpawnFailed(status),
-            ) => {
+            // Not started (126, 127): an exit with that status, for the rules
+            // after an exit (docs/signals.md, "Exit statuses").
+            (S::Spawning { .. } | S::SpawningCopy { .. }, Ev::SpawnFailed(status)) => {
                 let e = &mut self.entries[entry];
                 e.spawn_failures = e.spawn_failures.saturating_add(1);
                 self.on_exit(entry, Exit::Code(status), now);
+                Applied
             }
-            (EntryState::Running(live), EntryEvent::Exited(exit)) => {
+            (
+                S::Spawning { .. } | S::SpawningCopy { .. },
+                Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer,
+            ) => Ignored("its process does not run yet"),
+            (S::Spawning { .. } | S::SpawningCopy { .. }, Ev::BackoffOver) => Ignored("it is not in backoff"),
+
+            // ----- running, whatever its stage -----
+            (S::Running(_), Ev::Spawned(_) | Ev::SpawnFailed(_)) => Ignored("its process runs already"),
+            // Its process ended: restarted or not by rules 6-8 and 7a-7b,
+            // held, removed, or one less to wait for in termination (14).
+            (S::Running(live), Ev::Exited(exit)) => {
                 let pid = live.pid();
-                let mut n = Note::new(
-                    Level::Info,
-                    "exited",
-                    Some(entry),
-                    format!("{} (pid {pid}) exited with {exit}", self.name(entry)),
-                );
+                let text = format!("{} (pid {pid}) exited with {exit}", self.name(entry));
+                let mut n = Note::new(Level::Info, "exited", Some(entry), text);
                 n.pid = Some(pid);
                 n.status = Some(exit.status());
                 self.notes.push(n);
                 self.on_exit(entry, exit, now);
+                Applied
             }
-            (EntryState::Running(live), EntryEvent::Probe(kind, ok)) => {
-                let stage = live.stage.clone();
-                self.on_probe(entry, stage, kind, ok, now);
+            (S::Running(_), Ev::BackoffOver) => Ignored("it is not in backoff"),
+
+            // ----- starting: its post_start and its startup probe (rules 3, 5, 9) -----
+            (running!(Stage::Starting(Starting::HookAndProbe { startup })), Ev::Hook(H::PostStart, ok)) => {
+                let startup = *startup;
+                self.on_post_start(entry, ok, Some(startup), now);
+                Applied
             }
-            (EntryState::Running(live), EntryEvent::Hook(HookKind::PostStart, ok)) => match &live.stage {
-                Stage::Starting(Starting::HookAndProbe { startup }) => {
-                    let startup = *startup;
-                    self.on_post_start(entry, ok, Some(startup), now);
-                }
-                Stage::Starting(Starting::Hook) => self.on_post_start(entry, ok, None, now),
-                // A copy started during termination whose post_start failed:
-                // its stop signal now rather than at its turn.
-                Stage::Stopping(stop) if stop.step == StopStep::PostStart && !ok => {
-                    let deadline = stop.deadline;
-                    let text = format!("{} post_start hook failed: stopping it", self.name(entry));
-                    self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PostStart);
-                    self.send_stop(entry, now, deadline);
-                }
-                // It returned: the copy waits for its turn like the others.
-                Stage::Stopping(stop) if stop.step == StopStep::PostStart => {
-                    let stop = Stop { step: StopStep::Queued, ..stop.clone() };
-                    self.set_stage(entry, Stage::Stopping(stop));
-                }
-                _ => self.debug(Some(entry), format!("post_start result ({ok}) ignored while stopping")),
-            },
-            (EntryState::Running(live), EntryEvent::Hook(HookKind::PreStop, ok)) => {
-                if let Some(stop) = live.stop().filter(|s| s.step == StopStep::PreStop).cloned() {
-                    self.on_pre_stop(entry, stop, ok, now);
-                }
+            (running!(Stage::Starting(Starting::Hook)), Ev::Hook(H::PostStart, ok)) => {
+                self.on_post_start(entry, ok, None, now);
+                Applied
             }
-            (EntryState::Running(live), EntryEvent::StopTimer) => {
-                if let Some(stop) = live.stop().cloned() {
-                    self.on_stop_timer(entry, stop, now);
-                }
+            (running!(Stage::Starting(Starting::Probe { .. })), Ev::Hook(H::PostStart, _)) => {
+                Ignored("its post_start has returned")
             }
-            (state, ev) => {
-                let text = format!("{ev:?} ignored in state {state:?}");
-                self.debug(Some(entry), text);
+            (running!(Stage::Starting(Starting::HookAndProbe { startup })), Ev::Probe(P::Startup, ok)) => {
+                let startup = *startup;
+                self.on_startup_result(entry, true, startup, ok, now)
             }
+            (running!(Stage::Starting(Starting::Probe { startup })), Ev::Probe(P::Startup, ok)) => {
+                let startup = *startup;
+                self.on_startup_result(entry, false, startup, ok, now)
+            }
+            (running!(Stage::Starting(Starting::Hook)), Ev::Probe(P::Startup, _)) => {
+                Ignored("its startup probe has passed")
+            }
+            (running!(Stage::Starting(_)), Ev::Probe(P::Liveness | P::Readiness, _)) => {
+                Ignored("liveness and readiness probes begin once it has started")
+            }
+            (running!(Stage::Starting(_)), Ev::Hook(H::PreStop, _) | Ev::StopTimer) => {
+                Ignored("it is not being stopped")
+            }
+
+            // ----- started: liveness and readiness (rules 10-12) -----
+            (running!(Stage::Started { ready, readiness, liveness }), Ev::Probe(P::Liveness, ok)) => {
+                let (ready, readiness, liveness) = (*ready, *readiness, *liveness);
+                self.on_liveness_result(entry, (ready, readiness, liveness), ok, now)
+            }
+            (running!(Stage::Started { ready, readiness, liveness }), Ev::Probe(P::Readiness, ok)) => {
+                let (ready, readiness, liveness) = (*ready, *readiness, *liveness);
+                self.on_readiness_result(entry, (ready, readiness, liveness), ok, now)
+            }
+            (running!(Stage::Started { .. }), Ev::Probe(P::Startup, _)) => {
+                Ignored("its startup probe has passed")
+            }
+            (running!(Stage::Started { .. }), Ev::Hook(H::PostStart, _)) => {
+                Ignored("its post_start has returned")
+            }
+            (running!(Stage::Started { .. }), Ev::Hook(H::PreStop, _) | Ev::StopTimer) => {
+                Ignored("it is not being stopped")
+            }
+
+            // ----- stopping: pre_stop, stop signal, SIGKILL (rules 10, 13-17a;
+            // kubernetes.io "Container Lifecycle Hooks") -----
+            // Readiness goes on while it stops: it only reports (rule 13).
+            (running!(Stage::Stopping(stop)), Ev::Probe(P::Readiness, ok)) => {
+                let stop = stop.clone();
+                self.on_readiness_while_stopping(entry, stop, ok)
+            }
+            (running!(Stage::Stopping(_)), Ev::Probe(P::Startup | P::Liveness, _)) => {
+                Ignored("startup and liveness probes end when its stop begins")
+            }
+            (stopping!(stop @ StopStep::PreStop), Ev::Hook(H::PreStop, ok)) => {
+                let stop = stop.clone();
+                self.on_pre_stop(entry, stop, ok, now);
+                Applied
+            }
+            (
+                stopping!(
+                    StopStep::Queued
+                        | StopStep::PostStart
+                        | StopStep::Signalled { .. }
+                        | StopStep::Killed { .. }
+                ),
+                Ev::Hook(H::PreStop, _),
+            ) => Ignored("its pre_stop does not run (it returned, ran out of time, or never ran)"),
+            // A copy started during termination whose post_start failed: its
+            // stop signal now, not at its turn (rule 17a).
+            (stopping!(stop @ StopStep::PostStart), Ev::Hook(H::PostStart, false)) => {
+                let deadline = stop.deadline;
+                let text = format!("{} post_start hook failed: stopping it", self.name(entry));
+                self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PostStart);
+                self.send_stop(entry, now, deadline);
+                Applied
+            }
+            // It returned: the copy waits for its turn like any sidecar (rule 17a).
+            (stopping!(stop @ StopStep::PostStart), Ev::Hook(H::PostStart, true)) => {
+                let stop = Stop { step: StopStep::Queued, ..stop.clone() };
+                self.set_stage(entry, Stage::Stopping(stop));
+                Applied
+            }
+            (
+                stopping!(
+                    StopStep::PreStop
+                        | StopStep::Queued
+                        | StopStep::Signalled { .. }
+                        | StopStep::Killed { .. }
+                ),
+                Ev::Hook(H::PostStart, _),
+            ) => Ignored("a post_start that returns after its stop began changes nothing"),
+            // The grace ran out before the stop signal (during pre_stop, or
+            // waiting for its turn): the stop signal now, SIGKILL 2 s later
+            // (rules 10 and 15).
+            (stopping!(StopStep::PreStop | StopStep::Queued | StopStep::PostStart), Ev::StopTimer) => {
+                self.send_stop(entry, now, now);
+                Applied
+            }
+            // The grace after the stop signal is over: SIGKILL (rule 15).
+            (stopping!(stop @ StopStep::Signalled { .. }), Ev::StopTimer) => {
+                let stop = stop.clone();
+                self.kill_at_deadline(entry, stop);
+                Applied
+            }
+            (stopping!(StopStep::Killed { .. }), Ev::StopTimer) => Ignored("SIGKILL has been sent already"),
+
+            // ----- waiting out its backoff (rule 8; during termination, 17a) -----
+            (S::Backoff { .. }, Ev::BackoffOver) => {
+                self.on_backoff_over(entry, now);
+                Applied
+            }
+            (S::Backoff { .. }, Ev::Spawned(_) | Ev::SpawnFailed(_)) => Ignored("no spawn is under way"),
+            (S::Backoff { .. }, Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer) => {
+                Ignored("it has no process")
+            }
+
+            // ----- ended: exited, held by `podinit stop`, removed by `podinit reload` -----
+            (S::Exited | S::Held | S::Removed, Ev::Spawned(_) | Ev::SpawnFailed(_)) => {
+                Ignored("no spawn is under way")
+            }
+            (
+                S::Exited | S::Held | S::Removed,
+                Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer,
+            ) => Ignored("it has no process"),
+            (S::Exited | S::Held | S::Removed, Ev::BackoffOver) => Ignored("it is not in backoff"),
+        };
+        if let Ignored(why) = outcome {
+            let state = self.entries[entry].state.kind().as_str();
+            self.debug(Some(entry), format!("{ev:?} ignored while {state}: {why}"));
         }
+        outcome
     }
 
     fn set_stage(&mut self, entry: EntryId, stage: Stage) {
@@ -1688,10 +1929,9 @@ impl Pod {
         }
     }
 
+    /// Its backoff is over: started again, unless termination has begun
+    /// (then only a sidecar that may come back during termination, KEP-4438).
     fn on_backoff_over(&mut self, entry: EntryId, now: Instant) {
-        if !matches!(self.entries.get(entry).map(|e| &e.state), Some(EntryState::Backoff { .. })) {
-            return;
-        }
         if !self.terminating() {
             self.restart(entry, now);
         } else if self.may_restart_during_termination(entry) {
@@ -1727,82 +1967,104 @@ impl Pod {
 
     // ----- probes and hooks -----
 
-    fn on_probe(&mut self, entry: EntryId, stage: Stage, kind: ProbeKind, ok: bool, now: Instant) {
-        let spec = &self.spec.entries[entry];
-        let Some(probe) = spec.probe(kind) else { return };
-        let (success_threshold, failure_threshold) = (probe.success_threshold, probe.failure_threshold);
-        let probe_grace = probe.termination_grace_period;
-        let name = spec.name.clone();
-        let terminating = self.terminating();
-        match (stage, kind) {
-            // Startup probes run until they pass (rule 7); liveness once started.
-            (
-                Stage::Starting(
-                    waits @ (Starting::HookAndProbe { mut startup } | Starting::Probe { mut startup }),
-                ),
-                ProbeKind::Startup,
-            ) if !terminating => {
-                let hook_runs = matches!(waits, Starting::HookAndProbe { .. });
-                startup.add(ok);
-                if ok {
-                    self.note(
-                        Level::Info,
-                        "startup_probe_succeeded",
-                        entry,
-                        format!("{name} startup probe succeeded"),
-                    );
-                    self.out.push(Action::StopProbe { entry, kind });
-                    if hook_runs {
-                        self.set_stage(entry, Stage::Starting(Starting::Hook));
-                    } else {
-                        let has_readiness = self.spec.entries[entry].readiness_probe.is_some();
-                        self.set_stage(entry, Stage::started(has_readiness));
-                        self.on_started(entry, now);
-                    }
-                } else {
-                    let waits = if hook_runs {
-                        Starting::HookAndProbe { startup }
-                    } else {
-                        Starting::Probe { startup }
-                    };
-                    self.set_stage(entry, Stage::Starting(waits));
-                    self.probe_failure(entry, kind, startup.failures, failure_threshold, probe_grace, now);
-                }
+    /// A startup probe's result while the instance waits for it (rule 9);
+    /// `hook_runs`: its post_start has not returned yet.
+    fn on_startup_result(
+        &mut self,
+        entry: EntryId,
+        hook_runs: bool,
+        mut startup: Streak,
+        ok: bool,
+        now: Instant,
+    ) -> Outcome {
+        let kind = ProbeKind::Startup;
+        let Some(probe) = self.spec.entries[entry].probe(kind) else {
+            return Outcome::Ignored(NO_SUCH_PROBE);
+        };
+        let (failure_threshold, probe_grace) = (probe.failure_threshold, probe.termination_grace_period);
+        startup.add(ok);
+        if ok {
+            let text = format!("{} startup probe succeeded", self.name(entry));
+            self.note(Level::Info, "startup_probe_succeeded", entry, text);
+            self.out.push(Action::StopProbe { entry, kind });
+            if hook_runs {
+                self.set_stage(entry, Stage::Starting(Starting::Hook));
+            } else {
+                let has_readiness = self.spec.entries[entry].readiness_probe.is_some();
+                self.set_stage(entry, Stage::started(has_readiness));
+                self.on_started(entry, now);
             }
-            (Stage::Started { ready, readiness, mut liveness }, ProbeKind::Liveness) if !terminating => {
-                if ok && liveness.failures > 0 {
-                    // Below the threshold nothing was said at info level, so
-                    // neither is the recovery.
-                    let n = liveness.failures;
-                    let s = if n == 1 { "" } else { "s" };
-                    self.debug(
-                        Some(entry),
-                        format!("{name} liveness probe passes again after {n} failure{s}"),
-                    );
-                }
-                liveness.add(ok);
-                self.set_stage(entry, Stage::Started { ready, readiness, liveness });
-                if !ok {
-                    self.probe_failure(entry, kind, liveness.failures, failure_threshold, probe_grace, now);
-                }
-            }
-            (Stage::Started { ready, mut readiness, liveness }, ProbeKind::Readiness) => {
-                readiness.add(ok);
-                let ready = self.readiness(entry, ready, readiness, success_threshold, failure_threshold);
-                self.set_stage(entry, Stage::Started { ready, readiness, liveness });
-                if ready && !terminating {
-                    self.check_sidecar_passed(entry, now);
-                }
-            }
-            // Readiness goes on while an instance stops (it only reports).
-            (Stage::Stopping(mut stop), ProbeKind::Readiness) => {
-                stop.readiness.add(ok);
-                stop.ready =
-                    self.readiness(entry, stop.ready, stop.readiness, success_threshold, failure_threshold);
-                self.set_stage(entry, Stage::Stopping(stop));
-            }
-            (stage, kind) => self.debug(Some(entry), format!("{kind} probe result ignored in {stage:?}")),
+        } else {
+            let waits =
+                if hook_runs { Starting::HookAndProbe { startup } } else { Starting::Probe { startup } };
+            self.set_stage(entry, Stage::Starting(waits));
+            self.probe_failure(entry, kind, startup.failures, failure_threshold, probe_grace, now);
         }
+        Outcome::Applied
+    }
+
+    /// A liveness probe's result once started (rule 10).
+    fn on_liveness_result(
+        &mut self,
+        entry: EntryId,
+        (ready, readiness, mut liveness): (bool, Streak, Streak),
+        ok: bool,
+        now: Instant,
+    ) -> Outcome {
+        let kind = ProbeKind::Liveness;
+        let Some(probe) = self.spec.entries[entry].probe(kind) else {
+            return Outcome::Ignored(NO_SUCH_PROBE);
+        };
+        let (failure_threshold, probe_grace) = (probe.failure_threshold, probe.termination_grace_period);
+        if ok && liveness.failures > 0 {
+            // Below the threshold nothing was said at info level, so
+            // neither is the recovery.
+            let n = liveness.failures;
+            let s = if n == 1 { "" } else { "s" };
+            let text = format!("{} liveness probe passes again after {n} failure{s}", self.name(entry));
+            self.debug(Some(entry), text);
+        }
+        liveness.add(ok);
+        self.set_stage(entry, Stage::Started { ready, readiness, liveness });
+        if !ok {
+            self.probe_failure(entry, kind, liveness.failures, failure_threshold, probe_grace, now);
+        }
+        Outcome::Applied
+    }
+
+    /// A readiness probe's result once started (rules 11-12); a sidecar
+    /// that becomes ready may pass the start sequence (rule 3).
+    fn on_readiness_result(
+        &mut self,
+        entry: EntryId,
+        (ready, mut readiness, liveness): (bool, Streak, Streak),
+        ok: bool,
+        now: Instant,
+    ) -> Outcome {
+        let Some(probe) = self.spec.entries[entry].probe(ProbeKind::Readiness) else {
+            return Outcome::Ignored(NO_SUCH_PROBE);
+        };
+        let (success, failure) = (probe.success_threshold, probe.failure_threshold);
+        readiness.add(ok);
+        let ready = self.readiness(entry, ready, readiness, success, failure);
+        self.set_stage(entry, Stage::Started { ready, readiness, liveness });
+        if ready {
+            self.check_sidecar_passed(entry, now);
+        }
+        Outcome::Applied
+    }
+
+    /// A readiness probe's result while the instance stops: readiness goes
+    /// on, it only reports (rule 13).
+    fn on_readiness_while_stopping(&mut self, entry: EntryId, mut stop: Stop, ok: bool) -> Outcome {
+        let Some(probe) = self.spec.entries[entry].probe(ProbeKind::Readiness) else {
+            return Outcome::Ignored(NO_SUCH_PROBE);
+        };
+        let (success, failure) = (probe.success_threshold, probe.failure_threshold);
+        stop.readiness.add(ok);
+        stop.ready = self.readiness(entry, stop.ready, stop.readiness, success, failure);
+        self.set_stage(entry, Stage::Stopping(stop));
+        Outcome::Applied
     }
 
     /// The new readiness after a readiness result; notes a change.
@@ -1952,20 +2214,16 @@ impl Pod {
         self.out.push(Action::ArmTimer { timer: Timer::Stop(entry, instance), at });
     }
 
-    fn on_stop_timer(&mut self, entry: EntryId, stop: Stop, now: Instant) {
-        match stop.step {
-            // The grace ran out during pre_stop: the stop signal now, SIGKILL 2 s later.
-            StopStep::PreStop | StopStep::Queued | StopStep::PostStart => self.send_stop(entry, now, now),
-            StopStep::Signalled { at, kill_at } => {
-                let Some(pid) = self.entries[entry].live().map(Live::pid) else { return };
-                let step = StopStep::Killed { signalled_at: at, kill_at };
-                self.set_stage(entry, Stage::Stopping(Stop { step, ..stop }));
-                let text = format!("{} (pid {pid}) did not stop in time; sending SIGKILL", self.name(entry));
-                self.note(Level::Warn, "killed", entry, text).pid = Some(pid);
-                self.out.push(Action::Signal { entry, pid, signal: Signal::KILL });
-            }
-            StopStep::Killed { .. } => self.debug(Some(entry), "stop timer after SIGKILL ignored".into()),
-        }
+    /// The grace of a stop whose stop signal has gone out is over: SIGKILL
+    /// (kubernetes.io "Pod Lifecycle", termination of Pods).
+    fn kill_at_deadline(&mut self, entry: EntryId, stop: Stop) {
+        let StopStep::Signalled { at, kill_at } = stop.step else { return };
+        let Some(pid) = self.entries[entry].live().map(Live::pid) else { return };
+        let step = StopStep::Killed { signalled_at: at, kill_at };
+        self.set_stage(entry, Stage::Stopping(Stop { step, ..stop }));
+        let text = format!("{} (pid {pid}) did not stop in time; sending SIGKILL", self.name(entry));
+        self.note(Level::Warn, "killed", entry, text).pid = Some(pid);
+        self.out.push(Action::Signal { entry, pid, signal: Signal::KILL });
     }
 
     // ----- restarting the whole pod (KEP-5532) -----
