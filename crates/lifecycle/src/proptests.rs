@@ -12,9 +12,14 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use super::*;
+use crate::exit_status::{self, Exit};
 use crate::spec::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 use crate::spec::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
+use crate::spec::{RuleAction, Signal, MIN_STOP_GRACE};
+use crate::{
+    Action, Control, Driver, Effects, EntryId, Event, HookKind, Instance, Note, Phase, Pod, ProbeKind,
+};
+use crate::{State, Timer};
 
 #[derive(Debug, Clone)]
 struct EntryShape {

@@ -8,9 +8,14 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use super::*;
+use crate::exit_status::{self, Exit};
 use crate::spec::{Argv, BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 use crate::spec::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
+use crate::spec::{RuleAction, Signal};
+use crate::{
+    Action, Control, Driver, Effects, EntryId, Event, HookKind, Instance, Level, Note, Pod, ProbeKind,
+};
+use crate::{StopGrace, Timer};
 
 const TERM: i32 = Signal::TERM.number();
 const KILL: i32 = Signal::KILL.number();
