@@ -95,6 +95,4 @@ pub use crate::spec::{HookKind, ProbeKind};
 pub use crate::status::{EntryStatus, State, StopGrace, StopStatus};
 
 #[cfg(test)]
-mod proptests;
-#[cfg(test)]
 mod tests;
