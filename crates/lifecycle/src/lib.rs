@@ -60,7 +60,8 @@
 //!   pod's budget is spent;
 //! - once termination or a restart of the whole pod has begun, every running
 //!   instance is being stopped (no instance is starting or started then);
-//! - an entry removed by `podinit reload` is never started again;
+//! - an entry removed by `podinit reload` is never started again (checked
+//!   by `tests/reload.rs`: the random sequences reload nothing);
 //! - `Done` is absorbing, and `Exit` is emitted exactly once, when termination
 //!   has begun and no process of the pod is left.
 

@@ -187,6 +187,11 @@ impl Fx {
             self.budget_deadline.get_or_insert(deadline);
         }
         for (i, s) in pod.status().iter().enumerate() {
+            // Once termination or a restart of the whole pod has begun, every
+            // running instance is being stopped.
+            if (terminating || pod.phase() == Phase::Restarting) && s.state == State::Running && !s.stopping {
+                self.fail(format!("{i} runs without being stopped in {:?}", pod.phase()));
+            }
             // A stop begun before termination (probe or post_start failure) is
             // not ordered against anything (docs/lifecycle.md rule 10), even if its signal
             // comes after termination began (its pre_stop ran until then).
