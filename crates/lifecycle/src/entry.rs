@@ -36,228 +36,63 @@ use crate::pod::Pod;
 use crate::spec::{HookKind, ProbeKind};
 use crate::status::StopGrace;
 
-/// Why an instance is being stopped, which decides what follows its exit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StopCause {
-    /// A startup/liveness probe or post_start hook failed: restart by the rules after.
-    Failed,
-    /// `podinit restart`, or new settings from `podinit reload`: a new
-    /// instance at once, without backoff.
-    Restart,
-    /// `podinit stop`: kept down ([`EntryState::Held`]) until `podinit start`.
-    Hold,
-    /// Removed by `podinit reload`: [`EntryState::Removed`] once it has
-    /// exited, never started again. `grace` is what its time comes out of:
-    /// its own, or the budget once termination (or a restart of the whole
-    /// pod) took the stop over.
-    Remove { grace: StopGrace },
-    /// Pod termination, or a restart of the whole pod: never restarted by
-    /// itself.
-    Termination,
+/// One entry: its state, and the facts that outlive a state (see above).
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    /// What it is doing now.
+    pub(crate) state: EntryState,
+    /// Its current (or last) instance; 0 before its first spawn.
+    pub(crate) instance: Instance,
+    /// Instances started after its first.
+    pub(crate) restarts: u32,
+    /// How its last instance ended.
+    pub(crate) last_exit: Option<Exit>,
+    /// The delay before its next restart (docs/lifecycle.md rule 8).
+    pub(crate) backoff: Backoff,
+    /// Spawns that failed in a row (reset by a successful one).
+    pub(crate) spawn_failures: u32,
+    /// How many instances were started during termination (KEP-4438's
+    /// counter of such restarts).
+    pub(crate) restarts_in_termination: u32,
 }
 
-impl StopCause {
-    /// What the stop's time comes out of (`podinit status`).
-    pub(crate) fn grace(self) -> StopGrace {
-        match self {
-            StopCause::Termination => StopGrace::Termination,
-            StopCause::Remove { grace } => grace,
-            StopCause::Failed | StopCause::Restart | StopCause::Hold => StopGrace::Own,
+impl Entry {
+    /// An entry not reached yet, with a backoff of `backoff`.
+    pub(crate) fn new(backoff: crate::spec::BackoffSpec) -> Entry {
+        Entry {
+            state: EntryState::Waiting,
+            instance: 0,
+            restarts: 0,
+            last_exit: None,
+            backoff: Backoff::new(backoff),
+            spawn_failures: 0,
+            restarts_in_termination: 0,
         }
     }
 
-    /// The cause once termination or a restart of the whole pod takes a stop
-    /// under way over: nothing is restarted after it; a removed entry stays
-    /// removed.
-    pub(crate) fn taken_over(self) -> StopCause {
-        match self {
-            StopCause::Remove { .. } => StopCause::Remove { grace: StopGrace::Termination },
-            StopCause::Failed | StopCause::Restart | StopCause::Hold | StopCause::Termination => {
-                StopCause::Termination
-            }
-        }
-    }
-}
-
-/// Consecutive results of one probe (its thresholds count these).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Streak {
-    pub(crate) successes: u32,
-    pub(crate) failures: u32,
-}
-
-impl Streak {
-    pub(crate) fn add(&mut self, ok: bool) {
-        if ok {
-            self.successes = self.successes.saturating_add(1);
-            self.failures = 0;
-        } else {
-            self.failures = self.failures.saturating_add(1);
-            self.successes = 0;
-        }
-    }
-}
-
-/// What an instance still waits for before it is started: its post_start
-/// hook to return and its startup probe to pass (kubernetes.io "Sidecar
-/// Containers"; docs/lifecycle.md rule 3). One that waits for neither is
-/// started at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Starting {
-    /// Its post_start hook runs and its startup probe has not passed yet.
-    HookAndProbe { startup: Streak },
-    /// Its post_start hook runs (its startup probe passed, or it has none).
-    Hook,
-    /// Its startup probe has not passed yet (post_start returned, or it has none).
-    Probe { startup: Streak },
-}
-
-impl Starting {
-    /// What a new instance waits for; `None`: nothing, it is started.
-    pub(crate) fn new(has_post_start: bool, has_startup_probe: bool) -> Option<Starting> {
-        let startup = Streak::default();
-        match (has_post_start, has_startup_probe) {
-            (true, true) => Some(Starting::HookAndProbe { startup }),
-            (true, false) => Some(Starting::Hook),
-            (false, true) => Some(Starting::Probe { startup }),
-            (false, false) => None,
-        }
-    }
-}
-
-/// Where a running instance is in its own life.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Stage {
-    /// Not started yet.
-    Starting(Starting),
-    /// Started (post_start returned, startup probe passed): liveness and
-    /// readiness probes run.
-    Started { ready: bool, readiness: Streak, liveness: Streak },
-    /// Being stopped.
-    Stopping(Stop),
-}
-
-impl Stage {
-    /// Just started: ready at once unless a readiness probe decides it.
-    pub(crate) fn started(has_readiness_probe: bool) -> Stage {
-        Stage::Started {
-            ready: !has_readiness_probe,
-            readiness: Streak::default(),
-            liveness: Streak::default(),
-        }
-    }
-}
-
-/// One stop of a running instance: pre_stop, stop signal, grace, SIGKILL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Stop {
-    pub(crate) cause: StopCause,
-    /// The end of the stop's grace: its own (a failure's stop: the probe's or
-    /// the pod's `termination_grace_period` from when it began) or the pod's
-    /// termination budget. SIGKILL comes at max(this, stop signal + 2 s).
-    pub(crate) deadline: Instant,
-    /// How far the stop has come.
-    pub(crate) step: StopStep,
-    /// Whether the instance had started (for `podinit status`).
-    pub(crate) started: bool,
-    /// Readiness goes on while stopping (it only reports).
-    pub(crate) ready: bool,
-    pub(crate) readiness: Streak,
-}
-
-impl Stop {
-    /// A stop of `live` that begins now; it keeps the instance's readiness,
-    /// which goes on while it stops.
-    pub(crate) fn begin(live: &Live, cause: StopCause, deadline: Instant, step: StopStep) -> Stop {
-        let (ready, readiness) = match &live.stage {
-            Stage::Started { ready, readiness, .. } => (*ready, *readiness),
-            _ => (false, Streak::default()),
-        };
-        Stop { cause, deadline, step, started: live.started(), ready, readiness }
-    }
-
-    /// A stop of an instance that has just been spawned, so never started
-    /// (termination, or a restart of the whole pod, came first).
-    pub(crate) fn unstarted(cause: StopCause, deadline: Instant, step: StopStep) -> Stop {
-        Stop { cause, deadline, step, started: false, ready: false, readiness: Streak::default() }
-    }
-}
-
-/// How far one stop has come: pre_stop, then the stop signal (at once, or at
-/// its turn in termination), then SIGKILL once the grace is over
-/// (kubernetes.io "Container Lifecycle Hooks", "Pod Lifecycle" on
-/// termination; docs/lifecycle.md rules 15-17).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StopStep {
-    /// Its pre_stop hook runs: the stop signal waits for it (or the deadline).
-    PreStop,
-    /// Its stop signal waits for its turn in termination (a sidecar waits for
-    /// every main and later sidecar), or for the budget to be spent.
-    Queued,
-    /// A copy started during termination (KEP-4438) runs its post_start
-    /// hook: queued as above, but stopped at once if the hook fails.
-    PostStart,
-    /// The stop signal went out `at`; SIGKILL is armed for `kill_at`.
-    Signalled { at: Instant, kill_at: Instant },
-    /// SIGKILL has been sent too.
-    Killed { signalled_at: Instant, kill_at: Instant },
-}
-
-impl StopStep {
-    /// Where a stop begins: its pre_stop when it has one.
-    pub(crate) fn first(has_pre_stop: bool) -> StopStep {
-        if has_pre_stop {
-            StopStep::PreStop
-        } else {
-            StopStep::Queued
-        }
-    }
-
-    /// When the stop signal went out, if it has.
-    pub(crate) fn signalled_at(self) -> Option<Instant> {
-        match self {
-            StopStep::PreStop | StopStep::Queued | StopStep::PostStart => None,
-            StopStep::Signalled { at, .. } | StopStep::Killed { signalled_at: at, .. } => Some(at),
-        }
-    }
-}
-
-/// A running instance.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Live {
-    pub(crate) pid: NonZeroI32,
-    pub(crate) spawned_at: Instant,
-    pub(crate) stage: Stage,
-    /// Settings a `podinit reload` gave it while this instance runs: the
-    /// next instance runs with them (docs/control.md, "Reload").
-    pub(crate) next: Option<Box<crate::spec::EntrySpec>>,
-}
-
-impl Live {
-    pub(crate) fn pid(&self) -> i32 {
-        self.pid.get()
-    }
-
-    pub(crate) fn started(&self) -> bool {
-        match &self.stage {
-            Stage::Starting(_) => false,
-            Stage::Started { .. } => true,
-            Stage::Stopping(s) => s.started,
-        }
-    }
-
-    pub(crate) fn ready(&self) -> bool {
-        match &self.stage {
-            Stage::Starting(_) => false,
-            Stage::Started { ready, .. } => *ready,
-            Stage::Stopping(s) => s.ready,
-        }
-    }
-
-    pub(crate) fn stop(&self) -> Option<&Stop> {
-        match &self.stage {
-            Stage::Stopping(s) => Some(s),
+    pub(crate) fn live(&self) -> Option<&Live> {
+        match &self.state {
+            EntryState::Running(l) => Some(l),
             _ => None,
+        }
+    }
+
+    /// Has a process, or is about to have one.
+    pub(crate) fn is_alive(&self) -> bool {
+        matches!(
+            self.state,
+            EntryState::Running(_) | EntryState::Spawning { .. } | EntryState::SpawningCopy { .. }
+        )
+    }
+
+    /// Removed by `podinit reload`: gone, or its process being stopped.
+    pub(crate) fn is_removed(&self) -> bool {
+        match &self.state {
+            EntryState::Removed => true,
+            EntryState::Running(live) => {
+                live.stop().is_some_and(|s| matches!(s.cause, StopCause::Remove { .. }))
+            }
+            _ => false,
         }
     }
 }
@@ -277,7 +112,9 @@ pub(crate) enum EntryState {
     Running(Live),
     /// Waiting out its backoff before a restart.
     Backoff { until: Instant },
-    /// Finished for good.
+    /// Its process ended and nothing follows by itself: a succeeded init,
+    /// a main its policy does not restart, any entry once termination has
+    /// begun (`podinit restart` may start it again before that).
     Exited,
     /// Stopped by `podinit stop`: kept down until `podinit start`.
     Held,
@@ -361,6 +198,235 @@ impl StateKind {
     }
 }
 
+/// A running instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Live {
+    /// Its process, the leader of its own process group.
+    pub(crate) pid: NonZeroI32,
+    /// When its spawn was asked for: probes' initial delays and the backoff
+    /// count from it.
+    pub(crate) spawned_at: Instant,
+    pub(crate) stage: Stage,
+    /// Settings a `podinit reload` gave it while this instance runs: the
+    /// next instance runs with them (docs/control.md, "Reload").
+    pub(crate) next: Option<Box<crate::spec::EntrySpec>>,
+}
+
+impl Live {
+    pub(crate) fn pid(&self) -> i32 {
+        self.pid.get()
+    }
+
+    pub(crate) fn started(&self) -> bool {
+        match &self.stage {
+            Stage::Starting(_) => false,
+            Stage::Started { .. } => true,
+            Stage::Stopping(s) => s.started,
+        }
+    }
+
+    pub(crate) fn ready(&self) -> bool {
+        match &self.stage {
+            Stage::Starting(_) => false,
+            Stage::Started { ready, .. } => *ready,
+            Stage::Stopping(s) => s.ready,
+        }
+    }
+
+    pub(crate) fn stop(&self) -> Option<&Stop> {
+        match &self.stage {
+            Stage::Stopping(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Where a running instance is in its own life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// Not started yet.
+    Starting(Starting),
+    /// Started (post_start returned, startup probe passed): liveness and
+    /// readiness probes run.
+    Started { ready: bool, readiness: Streak, liveness: Streak },
+    /// Being stopped.
+    Stopping(Stop),
+}
+
+impl Stage {
+    /// Just started: ready at once unless a readiness probe decides it.
+    pub(crate) fn started(has_readiness_probe: bool) -> Stage {
+        Stage::Started {
+            ready: !has_readiness_probe,
+            readiness: Streak::default(),
+            liveness: Streak::default(),
+        }
+    }
+}
+
+/// What an instance still waits for before it is started: its post_start
+/// hook to return and its startup probe to pass (kubernetes.io "Sidecar
+/// Containers"; docs/lifecycle.md rule 3). One that waits for neither is
+/// started at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Starting {
+    /// Its post_start hook runs and its startup probe has not passed yet.
+    HookAndProbe { startup: Streak },
+    /// Its post_start hook runs (its startup probe passed, or it has none).
+    Hook,
+    /// Its startup probe has not passed yet (post_start returned, or it has none).
+    Probe { startup: Streak },
+}
+
+impl Starting {
+    /// What a new instance waits for; `None`: nothing, it is started.
+    pub(crate) fn new(has_post_start: bool, has_startup_probe: bool) -> Option<Starting> {
+        let startup = Streak::default();
+        match (has_post_start, has_startup_probe) {
+            (true, true) => Some(Starting::HookAndProbe { startup }),
+            (true, false) => Some(Starting::Hook),
+            (false, true) => Some(Starting::Probe { startup }),
+            (false, false) => None,
+        }
+    }
+}
+
+/// One stop of a running instance: pre_stop, stop signal, grace, SIGKILL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stop {
+    pub(crate) cause: StopCause,
+    /// The end of the stop's grace: its own (a failure's stop: the probe's or
+    /// the pod's `termination_grace_period` from when it began) or the pod's
+    /// termination budget. SIGKILL comes at max(this, stop signal + 2 s).
+    pub(crate) deadline: Instant,
+    /// How far the stop has come.
+    pub(crate) step: StopStep,
+    /// Whether the instance had started (for `podinit status`).
+    pub(crate) started: bool,
+    /// Readiness goes on while stopping (it only reports).
+    pub(crate) ready: bool,
+    pub(crate) readiness: Streak,
+}
+
+impl Stop {
+    /// A stop of `live` that begins now; it keeps the instance's readiness,
+    /// which goes on while it stops.
+    pub(crate) fn begin(live: &Live, cause: StopCause, deadline: Instant, step: StopStep) -> Stop {
+        let (ready, readiness) = match &live.stage {
+            Stage::Started { ready, readiness, .. } => (*ready, *readiness),
+            _ => (false, Streak::default()),
+        };
+        Stop { cause, deadline, step, started: live.started(), ready, readiness }
+    }
+
+    /// A stop of an instance that has just been spawned, so never started
+    /// (termination, or a restart of the whole pod, came first).
+    pub(crate) fn unstarted(cause: StopCause, deadline: Instant, step: StopStep) -> Stop {
+        Stop { cause, deadline, step, started: false, ready: false, readiness: Streak::default() }
+    }
+}
+
+/// How far one stop has come: pre_stop, then the stop signal (at once, or at
+/// its turn in termination), then SIGKILL once the grace is over
+/// (kubernetes.io "Container Lifecycle Hooks", "Pod Lifecycle" on
+/// termination; docs/lifecycle.md rules 15-17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopStep {
+    /// Its pre_stop hook runs: the stop signal waits for it (or the deadline).
+    PreStop,
+    /// Its stop signal waits for its turn in termination (a sidecar waits for
+    /// every main and later sidecar), or for the budget to be spent.
+    Queued,
+    /// A copy started during termination (KEP-4438) runs its post_start
+    /// hook: queued as above, but stopped at once if the hook fails.
+    PostStart,
+    /// The stop signal went out `at`; SIGKILL is armed for `kill_at`.
+    Signalled { at: Instant, kill_at: Instant },
+    /// SIGKILL has been sent too.
+    Killed { signalled_at: Instant, kill_at: Instant },
+}
+
+impl StopStep {
+    /// Where a stop begins: its pre_stop when it has one.
+    pub(crate) fn first(has_pre_stop: bool) -> StopStep {
+        if has_pre_stop {
+            StopStep::PreStop
+        } else {
+            StopStep::Queued
+        }
+    }
+
+    /// When the stop signal went out, if it has.
+    pub(crate) fn signalled_at(self) -> Option<Instant> {
+        match self {
+            StopStep::PreStop | StopStep::Queued | StopStep::PostStart => None,
+            StopStep::Signalled { at, .. } | StopStep::Killed { signalled_at: at, .. } => Some(at),
+        }
+    }
+}
+
+/// Why an instance is being stopped, which decides what follows its exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopCause {
+    /// A startup/liveness probe or post_start hook failed: restart by the rules after.
+    Failed,
+    /// `podinit restart`, or new settings from `podinit reload`: a new
+    /// instance at once, without backoff.
+    Restart,
+    /// `podinit stop`: kept down ([`EntryState::Held`]) until `podinit start`.
+    Hold,
+    /// Removed by `podinit reload`: [`EntryState::Removed`] once it has
+    /// exited, never started again. `grace` is what its time comes out of:
+    /// its own, or the budget once termination (or a restart of the whole
+    /// pod) took the stop over.
+    Remove { grace: StopGrace },
+    /// Pod termination, or a restart of the whole pod: never restarted by
+    /// itself.
+    Termination,
+}
+
+impl StopCause {
+    /// What the stop's time comes out of (`podinit status`).
+    pub(crate) fn grace(self) -> StopGrace {
+        match self {
+            StopCause::Termination => StopGrace::Termination,
+            StopCause::Remove { grace } => grace,
+            StopCause::Failed | StopCause::Restart | StopCause::Hold => StopGrace::Own,
+        }
+    }
+
+    /// The cause once termination or a restart of the whole pod takes a stop
+    /// under way over: nothing is restarted after it; a removed entry stays
+    /// removed.
+    pub(crate) fn taken_over(self) -> StopCause {
+        match self {
+            StopCause::Remove { .. } => StopCause::Remove { grace: StopGrace::Termination },
+            StopCause::Failed | StopCause::Restart | StopCause::Hold | StopCause::Termination => {
+                StopCause::Termination
+            }
+        }
+    }
+}
+
+/// Consecutive results of one probe (its thresholds count these).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Streak {
+    pub(crate) successes: u32,
+    pub(crate) failures: u32,
+}
+
+impl Streak {
+    pub(crate) fn add(&mut self, ok: bool) {
+        if ok {
+            self.successes = self.successes.saturating_add(1);
+            self.failures = 0;
+        } else {
+            self.failures = self.failures.saturating_add(1);
+            self.successes = 0;
+        }
+    }
+}
+
 /// An event about one entry's current instance, or its backoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EntryEvent {
@@ -375,10 +441,6 @@ pub(crate) enum EntryEvent {
     BackoffOver,
 }
 
-/// Why a probe result is ignored when the entry has no such probe (its
-/// runtime starts only the probes its spec has, so this is a safeguard).
-pub(crate) const NO_SUCH_PROBE: &str = "it has no such probe";
-
 /// What the entry machine made of an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -389,60 +451,9 @@ pub(crate) enum Outcome {
     Ignored(&'static str),
 }
 
-#[derive(Debug, Clone)]
-pub(crate) struct Entry {
-    pub(crate) state: EntryState,
-    pub(crate) instance: Instance,
-    pub(crate) restarts: u32,
-    pub(crate) last_exit: Option<Exit>,
-    pub(crate) backoff: Backoff,
-    /// Spawns that failed in a row (reset by a successful one).
-    pub(crate) spawn_failures: u32,
-    /// How many instances were started during termination (KEP-4438's
-    /// counter of such restarts).
-    pub(crate) restarts_in_termination: u32,
-}
-
-impl Entry {
-    /// An entry not reached yet, with a backoff of `backoff`.
-    pub(crate) fn new(backoff: crate::spec::BackoffSpec) -> Entry {
-        Entry {
-            state: EntryState::Waiting,
-            instance: 0,
-            restarts: 0,
-            last_exit: None,
-            backoff: Backoff::new(backoff),
-            spawn_failures: 0,
-            restarts_in_termination: 0,
-        }
-    }
-
-    pub(crate) fn live(&self) -> Option<&Live> {
-        match &self.state {
-            EntryState::Running(l) => Some(l),
-            _ => None,
-        }
-    }
-
-    /// Has a process, or is about to have one.
-    pub(crate) fn is_alive(&self) -> bool {
-        matches!(
-            self.state,
-            EntryState::Running(_) | EntryState::Spawning { .. } | EntryState::SpawningCopy { .. }
-        )
-    }
-
-    /// Removed by `podinit reload`: gone, or its process being stopped.
-    pub(crate) fn is_removed(&self) -> bool {
-        match &self.state {
-            EntryState::Removed => true,
-            EntryState::Running(live) => {
-                live.stop().is_some_and(|s| matches!(s.cause, StopCause::Remove { .. }))
-            }
-            _ => false,
-        }
-    }
-}
+/// Why a probe result is ignored when the entry has no such probe (its
+/// runtime starts only the probes its spec has, so this is a safeguard).
+pub(crate) const NO_SUCH_PROBE: &str = "it has no such probe";
 
 impl Pod {
     /// The machine of one entry: each (state, event) pair is written below,
