@@ -44,7 +44,7 @@ impl Pod {
         let name = self.name(entry).to_owned();
         let is_init = self.role(entry) == Role::Init;
         if e.state == EntryState::Removed && matches!(request, Control::Restart(_) | Control::Start(_)) {
-            return Err(format!("{name} was removed by `podinit reload`: it is not started again"));
+            return Err(format!("{name} was removed by `podinit reload`"));
         }
         let stopping = e.live().is_some_and(|l| l.stop().is_some());
         let not_now = |state: &EntryState| match state {

@@ -567,7 +567,7 @@ impl Pod {
                 Ignored("its startup probe has passed")
             }
             (running!(Stage::Starting(_)), Ev::Probe(P::Liveness | P::Readiness, _)) => {
-                Ignored("liveness and readiness probes begin once it has started")
+                Ignored("it has not started yet")
             }
             (running!(Stage::Starting(_)), Ev::Hook(H::PreStop, _) | Ev::StopTimer) => {
                 Ignored("it is not being stopped")
@@ -599,14 +599,17 @@ impl Pod {
                 let stop = stop.clone();
                 self.on_readiness_while_stopping(entry, stop, ok)
             }
+            // Startup and liveness probes end when a stop begins (rules 10, 13).
             (running!(Stage::Stopping(_)), Ev::Probe(P::Startup | P::Liveness, _)) => {
-                Ignored("startup and liveness probes end when its stop begins")
+                Ignored("its stop has begun")
             }
             (stopping!(stop @ StopStep::PreStop), Ev::Hook(H::PreStop, ok)) => {
                 let stop = stop.clone();
                 self.on_pre_stop(entry, stop, ok, now);
                 Applied
             }
+            // Its pre_stop returned, ran out of time, or never ran (a copy's,
+            // rule 17a): a late result changes nothing.
             (
                 stopping!(
                     StopStep::Queued
@@ -615,7 +618,7 @@ impl Pod {
                         | StopStep::Killed { .. }
                 ),
                 Ev::Hook(H::PreStop, _),
-            ) => Ignored("its pre_stop does not run (it returned, ran out of time, or never ran)"),
+            ) => Ignored("its pre_stop is over or never ran"),
             // A copy started during termination whose post_start failed: its
             // stop signal now, not at its turn (rule 17a).
             (stopping!(stop @ StopStep::PostStart), Ev::Hook(H::PostStart, false)) => {
@@ -631,6 +634,7 @@ impl Pod {
                 self.set_stage(entry, Stage::Stopping(stop));
                 Applied
             }
+            // A post_start that returns once the stop has begun changes nothing.
             (
                 stopping!(
                     StopStep::PreStop
@@ -639,7 +643,7 @@ impl Pod {
                         | StopStep::Killed { .. }
                 ),
                 Ev::Hook(H::PostStart, _),
-            ) => Ignored("a post_start that returns after its stop began changes nothing"),
+            ) => Ignored("its stop has begun"),
             // The grace ran out before the stop signal (during pre_stop, or
             // waiting for its turn): the stop signal now, SIGKILL 2 s later
             // (rules 10 and 15).

@@ -74,10 +74,9 @@ const NOT_IN_BACKOFF: &str = "it is not in backoff";
 const NOT_STOPPING: &str = "it is not being stopped";
 const POST_START_RETURNED: &str = "its post_start has returned";
 const STARTUP_PASSED: &str = "its startup probe has passed";
-const NO_PRE_STOP: &str = "its pre_stop does not run (it returned, ran out of time, or never ran)";
-const POST_START_LATE: &str = "a post_start that returns after its stop began changes nothing";
-const PROBES_ENDED: &str = "startup and liveness probes end when its stop begins";
-const NOT_STARTED: &str = "liveness and readiness probes begin once it has started";
+const NO_PRE_STOP: &str = "its pre_stop is over or never ran";
+const STOP_BEGUN: &str = "its stop has begun";
+const NOT_STARTED: &str = "it has not started yet";
 const NO_PROCESS_EVENTS: &[EventKind] =
     &[E::Exited, E::Startup, E::Liveness, E::Readiness, E::PostStart, E::PreStop, E::StopTimer];
 
@@ -110,26 +109,26 @@ const IGNORED: &[(StateKind, &[EventKind], &str)] = &[
     (K::Started, &[E::PreStop, E::StopTimer], NOT_STOPPING),
     (K::Started, &[E::BackoffOver], NOT_IN_BACKOFF),
     (K::StoppingPreStop, &[E::Spawned, E::SpawnFailed], "its process runs already"),
-    (K::StoppingPreStop, &[E::Startup, E::Liveness], PROBES_ENDED),
-    (K::StoppingPreStop, &[E::PostStart], POST_START_LATE),
+    (K::StoppingPreStop, &[E::Startup, E::Liveness], STOP_BEGUN),
+    (K::StoppingPreStop, &[E::PostStart], STOP_BEGUN),
     (K::StoppingPreStop, &[E::BackoffOver], NOT_IN_BACKOFF),
     (K::StoppingQueued, &[E::Spawned, E::SpawnFailed], "its process runs already"),
-    (K::StoppingQueued, &[E::Startup, E::Liveness], PROBES_ENDED),
-    (K::StoppingQueued, &[E::PostStart], POST_START_LATE),
+    (K::StoppingQueued, &[E::Startup, E::Liveness], STOP_BEGUN),
+    (K::StoppingQueued, &[E::PostStart], STOP_BEGUN),
     (K::StoppingQueued, &[E::PreStop], NO_PRE_STOP),
     (K::StoppingQueued, &[E::BackoffOver], NOT_IN_BACKOFF),
     (K::StoppingPostStart, &[E::Spawned, E::SpawnFailed], "its process runs already"),
-    (K::StoppingPostStart, &[E::Startup, E::Liveness], PROBES_ENDED),
+    (K::StoppingPostStart, &[E::Startup, E::Liveness], STOP_BEGUN),
     (K::StoppingPostStart, &[E::PreStop], NO_PRE_STOP),
     (K::StoppingPostStart, &[E::BackoffOver], NOT_IN_BACKOFF),
     (K::StoppingSignalled, &[E::Spawned, E::SpawnFailed], "its process runs already"),
-    (K::StoppingSignalled, &[E::Startup, E::Liveness], PROBES_ENDED),
-    (K::StoppingSignalled, &[E::PostStart], POST_START_LATE),
+    (K::StoppingSignalled, &[E::Startup, E::Liveness], STOP_BEGUN),
+    (K::StoppingSignalled, &[E::PostStart], STOP_BEGUN),
     (K::StoppingSignalled, &[E::PreStop], NO_PRE_STOP),
     (K::StoppingSignalled, &[E::BackoffOver], NOT_IN_BACKOFF),
     (K::StoppingKilled, &[E::Spawned, E::SpawnFailed], "its process runs already"),
-    (K::StoppingKilled, &[E::Startup, E::Liveness], PROBES_ENDED),
-    (K::StoppingKilled, &[E::PostStart], POST_START_LATE),
+    (K::StoppingKilled, &[E::Startup, E::Liveness], STOP_BEGUN),
+    (K::StoppingKilled, &[E::PostStart], STOP_BEGUN),
     (K::StoppingKilled, &[E::PreStop], NO_PRE_STOP),
     (K::StoppingKilled, &[E::StopTimer], "SIGKILL has been sent already"),
     (K::StoppingKilled, &[E::BackoffOver], NOT_IN_BACKOFF),
