@@ -12,9 +12,14 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use super::*;
+use crate::exit_status::{self, Exit};
 use crate::spec::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
 use crate::spec::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
+use crate::spec::{RuleAction, Signal, MIN_STOP_GRACE};
+use crate::{
+    Action, Control, Driver, Effects, EntryId, Event, HookKind, Instance, Note, Phase, Pod, ProbeKind,
+};
+use crate::{State, Timer};
 
 #[derive(Debug, Clone)]
 struct EntryShape {
@@ -182,6 +187,11 @@ impl Fx {
             self.budget_deadline.get_or_insert(deadline);
         }
         for (i, s) in pod.status().iter().enumerate() {
+            // Once termination or a restart of the whole pod has begun, every
+            // running instance is being stopped.
+            if (terminating || pod.phase() == Phase::Restarting) && s.state == State::Running && !s.stopping {
+                self.fail(format!("{i} runs without being stopped in {:?}", pod.phase()));
+            }
             // A stop begun before termination (probe or post_start failure) is
             // not ordered against anything (docs/lifecycle.md rule 10), even if its signal
             // comes after termination began (its pre_stop ran until then).

@@ -1,0 +1,239 @@
+//! The pod: its [`Phase`], its entries, and [`Pod::handle`], which takes
+//! one event, hands what concerns one entry to that entry's machine
+//! (`entry.rs`) and the rest (timers of the pod, signals) to the concern
+//! that owns it. It does no I/O: what must happen is returned as actions,
+//! what is worth saying is kept as notes until [`Pod::take_notes`]. One step
+//! asks for at most one spawn; the machine goes on when its result comes
+//! back as an event, so a signal queued before that result is handled
+//! while the spawn is still unanswered (`termination.rs` waits for it).
+
+use std::num::NonZeroI32;
+use std::time::{Duration, Instant};
+
+use crate::backoff::Backoff;
+use crate::entry::{Entry, EntryEvent};
+use crate::events::{Action, EntryId, Event, Level, Note, Timer};
+use crate::spec::{PodSpec, Role, Signal};
+
+/// The pod's phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Going through the ordered init/sidecar list; `cursor` indexes it:
+    /// every entry before it has passed the sequence (an init succeeded, a
+    /// sidecar started, or was stopped by `podinit stop`), the one at it
+    /// holds the sequence, and removed entries are skipped.
+    Booting { cursor: usize },
+    /// Mains started (or being started, `next_main` indexes the mains).
+    Running { next_main: usize },
+    /// A `restart_all` rule matched (KEP-5532): everything is being killed;
+    /// then, after the pod's backoff, the start sequence runs again.
+    Restarting,
+    /// Termination has begun; `deadline` is when the budget is spent.
+    Terminating { deadline: Instant, spent: bool },
+    /// `Exit` has been emitted.
+    Done,
+}
+
+/// The lifecycle of one pod.
+#[derive(Debug)]
+pub struct Pod {
+    pub(crate) spec: PodSpec,
+    pub(crate) entries: Vec<Entry>,
+    /// Init and sidecar entries in file order: the start sequence.
+    pub(crate) sequence: Vec<EntryId>,
+    /// Mains in file order.
+    pub(crate) mains: Vec<EntryId>,
+    pub(crate) phase: Phase,
+    /// The status of the entry whose failure ended the pod: an init under
+    /// `Never`, or an entry past its `max_restarts`.
+    pub(crate) failed: Option<i32>,
+    /// `[pod] active_deadline` passed and began termination.
+    pub(crate) deadline_exceeded: bool,
+    /// When `[pod] active_deadline` passes, once the pod has started.
+    pub(crate) deadline_at: Option<Instant>,
+    /// Restarts of the whole pod (`restart_all`), and their backoff.
+    pub(crate) pod_restarts: u32,
+    pub(crate) pod_backoff: Backoff,
+    /// When the start sequence last began (for the pod's backoff).
+    pub(crate) booted_at: Option<Instant>,
+    /// The signal that began termination, if one did.
+    pub(crate) term_signal: Option<Signal>,
+    /// SIGINTs received: the second one spends the termination budget.
+    pub(crate) sigints: u32,
+    /// When the grace period of a termination that a signal began ends: what
+    /// sent the signal (`docker stop`, the kubelet) kills podinit then.
+    pub(crate) signal_grace_end: Option<Instant>,
+    /// Why the probe result being handled failed, for its notes.
+    pub(crate) probe_why: Option<String>,
+    /// `[pod] active_deadline` as the last `podinit reload` read it (the
+    /// running deadline stays the one read at start).
+    pub(crate) file_active_deadline: Option<Option<Duration>>,
+    pub(crate) out: Vec<Action>,
+    pub(crate) notes: Vec<Note>,
+}
+
+impl Pod {
+    /// A pod that has not started; call [`Pod::start`] next.
+    pub fn new(spec: PodSpec) -> Self {
+        let entries = spec.entries.iter().map(|_| Entry::new(spec.backoff)).collect();
+        let sequence = (0..spec.entries.len()).filter(|&i| spec.entries[i].role != Role::Main).collect();
+        let mains = (0..spec.entries.len()).filter(|&i| spec.entries[i].role == Role::Main).collect();
+        let pod_backoff = Backoff::new(spec.backoff);
+        Pod {
+            spec,
+            entries,
+            sequence,
+            mains,
+            phase: Phase::Booting { cursor: 0 },
+            failed: None,
+            deadline_exceeded: false,
+            deadline_at: None,
+            pod_restarts: 0,
+            pod_backoff,
+            booted_at: None,
+            term_signal: None,
+            sigints: 0,
+            signal_grace_end: None,
+            probe_why: None,
+            file_active_deadline: None,
+            out: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The spec the pod runs.
+    pub fn spec(&self) -> &PodSpec {
+        &self.spec
+    }
+
+    /// The current phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Begins the start sequence (docs/reference.md, "Lifecycle in short").
+    pub fn start(&mut self, now: Instant) -> Vec<Action> {
+        if let Some(d) = self.spec.active_deadline {
+            self.deadline_at = Some(now + d);
+            self.out.push(Action::ArmTimer { timer: Timer::Deadline, at: now + d });
+        }
+        self.booted_at = Some(now);
+        self.advance(now);
+        std::mem::take(&mut self.out)
+    }
+
+    /// Takes one event and returns what to do about it (at most one spawn).
+    pub fn handle(&mut self, event: Event, now: Instant) -> Vec<Action> {
+        if self.phase == Phase::Done {
+            self.debug(None, format!("event after exit ignored: {event:?}"));
+            return Vec::new();
+        }
+        match event {
+            Event::Spawned { entry, instance, pid } => match NonZeroI32::new(pid).filter(|p| p.get() > 0) {
+                Some(pid) => {
+                    self.on_entry(entry, Some(instance), EntryEvent::Spawned(pid), now);
+                }
+                None => self.debug(Some(entry), format!("spawned with an impossible pid {pid}: ignored")),
+            },
+            Event::SpawnFailed { entry, instance, status } => {
+                self.on_entry(entry, Some(instance), EntryEvent::SpawnFailed(status), now);
+            }
+            Event::Exited { entry, instance, exit } => {
+                self.on_entry(entry, Some(instance), EntryEvent::Exited(exit), now);
+            }
+            Event::Probe { entry, instance, kind, ok, why } => {
+                self.probe_why = why;
+                self.on_entry(entry, Some(instance), EntryEvent::Probe(kind, ok), now);
+                self.probe_why = None;
+            }
+            Event::Hook { entry, instance, hook, ok } => {
+                self.on_entry(entry, Some(instance), EntryEvent::Hook(hook, ok), now);
+            }
+            Event::Timer(Timer::Stop(entry, instance)) => {
+                self.on_entry(entry, Some(instance), EntryEvent::StopTimer, now);
+            }
+            Event::Timer(Timer::Backoff(entry)) => {
+                self.on_entry(entry, None, EntryEvent::BackoffOver, now);
+            }
+            Event::Timer(Timer::Budget) => {
+                let mut n = Note::new(
+                    Level::Warn,
+                    "budget_spent",
+                    None,
+                    "termination_grace_period is spent: stopping every process left".into(),
+                );
+                n.delay = Some(self.spec.termination_grace_period);
+                self.notes.push(n);
+                self.spend_budget(now);
+            }
+            Event::Timer(Timer::PodRestart) => self.on_pod_restart_timer(now),
+            Event::Timer(Timer::Deadline) => {
+                if !self.terminating() {
+                    let d = self.spec.active_deadline.unwrap_or_default();
+                    let text = format!(
+                        "active_deadline ({}) has passed: terminating the pod",
+                        humantime::format_duration(d)
+                    );
+                    let mut n = Note::new(Level::Warn, "deadline_exceeded", None, text);
+                    n.delay = Some(d);
+                    self.notes.push(n);
+                    self.deadline_exceeded = true;
+                    self.begin_termination(now);
+                }
+            }
+            Event::Terminate { signal } => self.on_terminate(signal, now),
+            Event::Forward { signal } => {
+                for &m in &self.mains {
+                    if let Some(live) = self.entries[m].live() {
+                        self.out.push(Action::Signal { entry: m, pid: live.pid(), signal });
+                    }
+                }
+            }
+        }
+        self.finish_if_empty();
+        std::mem::take(&mut self.out)
+    }
+
+    /// The entry named `name`.
+    pub fn entry_named(&self, name: &str) -> Option<EntryId> {
+        self.current_named(name)
+    }
+
+    /// What the machine found worth saying since the last call, in order.
+    pub fn take_notes(&mut self) -> Vec<Note> {
+        std::mem::take(&mut self.notes)
+    }
+
+    pub(crate) fn name(&self, entry: EntryId) -> &str {
+        &self.spec.entries[entry].name
+    }
+
+    pub(crate) fn role(&self, entry: EntryId) -> Role {
+        self.spec.entries[entry].role
+    }
+
+    pub(crate) fn debug(&mut self, entry: Option<EntryId>, text: String) {
+        self.notes.push(Note::new(Level::Debug, "", entry, text));
+    }
+
+    pub(crate) fn note(
+        &mut self,
+        level: Level,
+        event: &'static str,
+        entry: EntryId,
+        text: String,
+    ) -> &mut Note {
+        self.notes.push(Note::new(level, event, Some(entry), text));
+        let last = self.notes.len() - 1;
+        &mut self.notes[last]
+    }
+
+    /// Whether any main has been asked for (the start sequence got that far).
+    pub(crate) fn mains_started(&self) -> bool {
+        self.mains.iter().any(|&m| self.entries[m].instance > 0)
+    }
+
+    pub(crate) fn terminating(&self) -> bool {
+        matches!(self.phase, Phase::Terminating { .. })
+    }
+}
