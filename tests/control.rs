@@ -177,6 +177,11 @@ fn a_stopped_main_is_started_again_while_another_main_runs() {
     run.wait_for_record("start two", secs(10.0));
     assert_eq!(client(&td, &["stop", "one"]).code, Some(0));
     run.wait_for_record("stop one", secs(10.0));
+    // one's trap writes its line before it exits: `start` is taken only once
+    // podinit has seen the exit and shows one as stopped.
+    run.wait_until("one shows as stopped", secs(10.0), |_| {
+        client(&td, &["status"]).stdout.lines().any(|l| l.starts_with("one") && l.contains("stopped"))
+    });
     assert!(run.is_running(), "the other main still runs: the pod has not completed");
     assert_eq!(client(&td, &["start", "one"]).code, Some(0));
     run.wait_for_record_n("start one", 2, secs(10.0));
