@@ -54,7 +54,13 @@ fn reload_applies_a_changed_config_as_kubernetes_applies_a_changed_spec() {
     let td = TestDir::new();
     let path = td.config(&config(&[("side", "v1"), ("gone", "v1")], "v1", "v1"));
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
-    run.wait_for_record("start app v1", secs(10.0));
+    // The sidecars have no probe: each holds the start sequence only until
+    // its process runs (docs/lifecycle.md rule 3), so the main's line may
+    // come before theirs, and a reload before their own lines could stop a
+    // shell that has no TERM trap yet.
+    for line in ["start side v1", "start gone v1", "start app v1"] {
+        run.wait_for_record(line, secs(10.0));
+    }
 
     td.config(
         &config(&[("side", "v2"), ("extra", "v1")], "v2", "v2")
@@ -166,6 +172,9 @@ fn reload_takes_a_relative_working_dir_from_the_start_directory() {
     };
     let path = td.config(&side("v1"));
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
+    // side's first shell writes its directory before its start line, which
+    // may come after app's (no probe: docs/lifecycle.md rule 3).
+    run.wait_for_record("start side v1", secs(10.0));
     run.wait_for_record("start app v1", secs(10.0));
     td.config(&side("v2"));
     let (code, out, err) = client(&td, &["reload"]);
