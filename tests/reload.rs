@@ -84,8 +84,11 @@ fn reload_applies_a_changed_config_as_kubernetes_applies_a_changed_spec() {
     run.wait_for_record("start app v2", secs(10.0));
     run.wait_for_record("start extra v1", secs(10.0));
     run.wait_for_record("stop gone", secs(10.0));
-    let (_, status, _) = client(&td, &["status"]);
-    assert!(!status.lines().any(|l| l.starts_with("gone ")), "a removed entry leaves the status:\n{status}");
+    // gone's trap writes its line before it exits; the entry leaves the
+    // status once podinit has seen the exit.
+    run.wait_until("a removed entry to leave the status", secs(10.0), |_| {
+        !client(&td, &["status"]).1.lines().any(|l| l.starts_with("gone "))
+    });
 
     // Nothing changed: nothing is touched.
     let before = td.records().len();
