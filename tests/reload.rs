@@ -125,7 +125,7 @@ fn reload_changes_nothing_once_termination_has_begun() {
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
     run.wait_for_record("start app v1", secs(10.0));
     run.signal(libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(300));
+    run.wait_for_stderr_containing("SIGTERM received: terminating the pod", secs(10.0));
     td.config(&cfg.replace("v1", "v2").replace("[pod]", "[pod]\n# changed"));
     let (code, _, stderr) = client(&td, &["reload"]);
     assert_eq!(code, Some(1), "{stderr}");
