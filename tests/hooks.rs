@@ -34,12 +34,19 @@ fn stamped(records: &[String], prefix: &str, report: &str) -> (usize, f64) {
 #[test]
 fn post_start_holds_the_next_entry_until_it_returns() {
     let td = TestDir::new();
+    // The hook runs beside the process, not after its first line (Container
+    // Lifecycle Hooks): it waits for that line, so that the records have one
+    // order.
+    td.write(
+        "post_start.sh",
+        &format!("{}\nsleep 0.5\necho hook-done >> \"@REC@\"", sh_wait_records("start side", 1, 5)),
+    );
     let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\n\n");
     cfg += &entry(
         "side",
         "sidecar",
         &sleeper("side"),
-        r#"post_start = { exec = { command = ["sh", "-c", 'sleep 0.5; echo hook-done >> "@REC@"'] } }"#,
+        r#"post_start = { exec = { command = ["sh", "@DIR@/post_start.sh"] } }"#,
     );
     cfg += &entry("app", "main", "echo \"start app\" >> \"@REC@\"", "");
     let path = td.config(&cfg);
@@ -121,12 +128,17 @@ exit 1"#,
 #[test]
 fn a_mains_post_start_holds_the_next_main() {
     let td = TestDir::new();
+    // As above: the hook waits for m1's first line.
+    td.write(
+        "post_start.sh",
+        &format!("{}\nsleep 0.5\necho hook-done >> \"@REC@\"", sh_wait_records("start m1", 1, 5)),
+    );
     let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\n\n");
     cfg += &entry(
         "m1",
         "main",
         &format!("echo \"start m1\" >> \"@REC@\"\n{}", sh_wait_records("start m2", 1, 5)),
-        r#"post_start = { exec = { command = ["sh", "-c", 'sleep 0.5; echo hook-done >> "@REC@"'] } }"#,
+        r#"post_start = { exec = { command = ["sh", "@DIR@/post_start.sh"] } }"#,
     );
     cfg += &entry("m2", "main", "echo \"start m2\" >> \"@REC@\"", "");
     let path = td.config(&cfg);
