@@ -55,7 +55,24 @@ fn post_start_holds_the_next_entry_until_it_returns() {
     assert_eq!(out.records, vec!["start side", "hook-done", "start app", "stop side"], "{}", out.report());
 }
 
-/// A `sleep` post_start hook holds the next entry for its duration.
+/// When podinit started `name`: the `time` of its `started` event in
+/// podinit's JSON log, in seconds since the epoch.
+fn started_at(stderr: &str, name: &str, report: &str) -> f64 {
+    stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["event"] == "started" && v["process"] == name)
+        .and_then(|v| humantime::parse_rfc3339_weak(v["time"].as_str()?).ok())
+        .unwrap_or_else(|| panic!("no `started` event for {name} in podinit's log\n{report}"))
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// A `sleep` post_start hook holds the next entry for its duration. Measured
+/// between podinit's own `started` events: a shell's first line can come
+/// any time after its spawn, so the two shells' stamps could be closer than
+/// their spawns.
 #[test]
 fn post_start_sleep_holds_the_next_entry_for_its_duration() {
     let td = TestDir::new();
@@ -63,18 +80,16 @@ fn post_start_sleep_holds_the_next_entry_for_its_duration() {
     cfg += &entry(
         "side",
         "sidecar",
-        r#"trap 'exit 0' TERM
-echo "start-side $(date +%s.%N)" >> "@REC@"
-while :; do sleep 0.1; done"#,
+        "trap 'exit 0' TERM\nwhile :; do sleep 0.1; done",
         r#"post_start = { sleep = "700ms" }"#,
     );
-    cfg += &entry("app", "main", r#"echo "start-app $(date +%s.%N)" >> "@REC@""#, "");
+    cfg += &entry("app", "main", "true", "");
     let path = td.config(&cfg);
-    let out = td.podinit().config(&path).deadline(secs(15.0)).run();
+    let out = td.podinit().config(&path).args(["--log-format", "json"]).deadline(secs(15.0)).run();
     out.assert_code(0);
     let rep = out.report();
-    let (_, side) = stamped(&out.records, "start-side", &rep);
-    let (_, app) = stamped(&out.records, "start-app", &rep);
+    let side = started_at(&out.stderr, "side", &rep);
+    let app = started_at(&out.stderr, "app", &rep);
     assert!(
         app - side >= 0.6,
         "the main started {:.3} s after the sidecar, before its 700ms post_start\n{rep}",
