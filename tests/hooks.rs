@@ -191,7 +191,10 @@ fn pre_stop_runs_before_the_stop_signal_on_sigterm() {
     assert_eq!(out.records, vec!["start app", "prestop", "prestop-done", "term app"], "{}", out.report());
 }
 
-/// A liveness-probe kill runs pre_stop before the stop signal too.
+/// A liveness-probe kill runs pre_stop before the stop signal too. The
+/// liveness probe fails from its first run, which waits for a startup probe
+/// on the main's first line (docs/lifecycle.md rule 9): without it, a shell
+/// slower than the probe's two periods had no TERM trap yet.
 #[test]
 fn pre_stop_runs_before_the_stop_signal_on_a_liveness_kill() {
     let td = TestDir::new();
@@ -201,6 +204,7 @@ fn pre_stop_runs_before_the_stop_signal_on_a_liveness_kill() {
         "main",
         &term_recorder("app"),
         r#"pre_stop = { exec = { command = ["sh", "-c", 'echo prestop >> "@REC@"; sleep 0.5; echo prestop-done >> "@REC@"'] } }
+startup_probe = { exec = { command = ["grep", "-qx", "start app", "@REC@"] }, period = "50ms", failure_threshold = 400 }
 liveness_probe = { exec = { command = ["false"] }, period = "100ms", failure_threshold = 2 }"#,
     );
     let path = td.config(&cfg);
