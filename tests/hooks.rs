@@ -369,22 +369,25 @@ while :; do sleep 0.1; done"#,
 
 /// A liveness probe's own termination_grace_period (1 s, pod 30 s) bounds the
 /// stop it causes, with the 2 s floor: a TERM-ignoring main is SIGKILLed about
-/// 2 s after its stop signal, then restarted under OnFailure.
+/// 2 s after its stop signal, then restarted under OnFailure. The probe fails
+/// from the first run's start line (its TERM trap is in place then) until its
+/// stop signal is recorded, so that neither run's shell races the probe.
 #[test]
 fn liveness_probe_grace_period_bounds_its_kill_with_the_2s_floor() {
     let td = TestDir::new();
     let mut cfg = String::from(
         "[pod]\nrestart_policy = \"OnFailure\"\ntermination_grace_period = \"30s\"\nbackoff = { initial = \"100ms\", max = \"200ms\" }\n\n",
     );
+    td.write("live.sh", "! grep -qx 'start app' \"@REC@\" || grep -q '^term ' \"@REC@\"");
     cfg += &entry(
         "app",
         "main",
-        r#"if [ -f "@DIR@/app-ran" ]; then touch "@DIR@/healthy"; echo "restart $(date +%s.%N)" >> "@REC@"; exit 0; fi
+        r#"if [ -f "@DIR@/app-ran" ]; then echo "restart $(date +%s.%N)" >> "@REC@"; exit 0; fi
 touch "@DIR@/app-ran"
 trap 'echo "term $(date +%s.%N)" >> "@REC@"' TERM
 echo "start app" >> "@REC@"
 while :; do sleep 0.1; done"#,
-        r#"liveness_probe = { exec = { command = ["test", "-f", "@DIR@/healthy"] }, initial_delay = "300ms", period = "100ms", failure_threshold = 1, termination_grace_period = "1s" }"#,
+        r#"liveness_probe = { exec = { command = ["sh", "@DIR@/live.sh"] }, initial_delay = "300ms", period = "100ms", failure_threshold = 1, termination_grace_period = "1s" }"#,
     );
     let path = td.config(&cfg);
     let out = td.podinit().config(&path).deadline(secs(20.0)).run();
