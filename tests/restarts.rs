@@ -107,7 +107,10 @@ echo "exit app" >> "@REC@""#,
 }
 
 /// A sidecar failing its liveness probe gets its stop signal and is started
-/// again.
+/// again. Each instance makes its file before it records its start (the main
+/// removes the file once it sees that line), and the liveness probe waits for
+/// a startup probe on the file (docs/lifecycle.md rule 9), so that a shell
+/// slower than two probe periods is not stopped before it has made it.
 #[test]
 fn liveness_failure_stops_and_restarts_a_sidecar() {
     let td = TestDir::new();
@@ -116,10 +119,11 @@ fn liveness_failure_stops_and_restarts_a_sidecar() {
         "side",
         "sidecar",
         r#"trap 'echo "stop side" >> "@REC@"; exit 0' TERM
-echo "start side" >> "@REC@"
 touch "@DIR@/alive"
+echo "start side" >> "@REC@"
 while :; do sleep 0.1; done"#,
-        r#"liveness_probe = { exec = { command = ["test", "-f", "@DIR@/alive"] }, period = "100ms", failure_threshold = 2 }"#,
+        r#"startup_probe = { exec = { command = ["test", "-f", "@DIR@/alive"] }, period = "50ms", failure_threshold = 400 }
+liveness_probe = { exec = { command = ["test", "-f", "@DIR@/alive"] }, period = "100ms", failure_threshold = 2 }"#,
     );
     cfg += &entry(
         "app",
