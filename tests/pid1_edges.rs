@@ -165,6 +165,22 @@ fn children_start_clean(bin: Option<&std::path::Path>, build: &str) {
     // No control run from here: whatever this test process inherited (a
     // signal ignored by an earlier posix_spawn, say) podinit must not pass on.
     let sh = |file: &str| format!(r#"["sh", "-c", "{}"]"#, masks_to(&td.file(file).display().to_string()));
+    // The sidecars' own processes (plain's and nnp's shells) write their file
+    // beside the rest of the pod: podinit waits for neither (plain's probe
+    // passes on its own file, nnp has none), so the main waits until both
+    // are written (grep writes its lines at once, when it exits) and they
+    // stay up, so that no restart writes a file again while the pod stops.
+    let shell_of = |file: &str| {
+        format!(r#"["sh", "-c", "{}; sleep 30"]"#, masks_to(&td.file(file).display().to_string()))
+            .replace("exec grep", "grep")
+    };
+    let written = |files: &[&str]| {
+        let test: Vec<String> = files.iter().map(|f| format!("[ -s {} ]", td.file(f).display())).collect();
+        format!(
+            r#"["sh", "-c", "i=0; until {{ {}; }} || [ $i -ge 500 ]; do sleep 0.02; i=$((i+1)); done"]"#,
+            test.join(" && ")
+        )
+    };
     let cfg = td.config(&format!(
         r#"[pod]
 termination_grace_period = "2s"
@@ -184,13 +200,13 @@ command = {nnp}
 
 [[process]]
 name = "app"
-command = ["sh", "-c", "sleep 0.3"]
+command = {app}
 "#,
-        plain = format!(r#"["sh", "-c", "{}; sleep 30"]"#, masks_to(&td.file("entry").display().to_string()))
-            .replace("exec grep", "grep"),
+        plain = shell_of("entry"),
         hook = sh("hook"),
         probe = sh("probe"),
-        nnp = sh("nnp"),
+        nnp = shell_of("nnp"),
+        app = written(&["entry", "nnp"]),
     ));
     let launch = |l: Launcher| match bin {
         Some(b) => l.binary(b),
