@@ -71,6 +71,16 @@ while :; do sleep 0.1; done"#,
     td.config(&cfg)
 }
 
+/// Waits until the shells of `side` and `app` have both written their start
+/// line (their TERM trap is in place then). The sidecar has no probe: it holds
+/// the start sequence only until its process runs (docs/lifecycle.md rule 3),
+/// so the main's shell may write its line first, and a stop sent to the
+/// sidecar before its own line may find it without its trap.
+fn started(run: &mut Running) {
+    run.wait_for_record("start side", secs(10.0));
+    run.wait_for_record("start app", secs(10.0));
+}
+
 fn restarts_of(td: &TestDir, name: &str) -> u64 {
     let out = client(td, &["status", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("status --json is JSON");
@@ -82,7 +92,7 @@ fn restart_runs_the_stop_path_of_one_sidecar_and_leaves_the_main_alone() {
     let td = TestDir::new();
     let path = pod(&td);
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
-    run.wait_for_record("start app", secs(10.0));
+    started(&mut run);
     let out = client(&td, &["restart", "side"]);
     assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.starts_with("side: "), "{}", out.stdout);
@@ -108,7 +118,7 @@ fn stop_keeps_a_sidecar_down_until_start() {
     let td = TestDir::new();
     let path = pod(&td);
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
-    run.wait_for_record("start app", secs(10.0));
+    started(&mut run);
     let out = client(&td, &["stop", "side"]);
     assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
     run.wait_for_record("stop side", secs(10.0));
@@ -142,7 +152,7 @@ fn a_stopped_main_counts_as_ended_and_the_pod_completes() {
     let td = TestDir::new();
     let path = pod(&td);
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
-    run.wait_for_record("start app", secs(10.0));
+    started(&mut run);
     let out = client(&td, &["stop", "app"]);
     assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
     let out = run.wait();
@@ -160,9 +170,18 @@ fn a_stopped_main_is_started_again_while_another_main_runs() {
     cfg += &entry("two", "main", &sleeper("two"), "");
     let path = td.config(&cfg);
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
+    // The mains start without waiting for each other (docs/lifecycle.md
+    // rule 5): one's shell may write its line after two's, and a stop sent
+    // before it may find one without its TERM trap.
+    run.wait_for_record("start one", secs(10.0));
     run.wait_for_record("start two", secs(10.0));
     assert_eq!(client(&td, &["stop", "one"]).code, Some(0));
     run.wait_for_record("stop one", secs(10.0));
+    // one's trap writes its line before it exits: `start` is taken only once
+    // podinit has seen the exit and shows one as stopped.
+    run.wait_until("one shows as stopped", secs(10.0), |_| {
+        client(&td, &["status"]).stdout.lines().any(|l| l.starts_with("one") && l.contains("stopped"))
+    });
     assert!(run.is_running(), "the other main still runs: the pod has not completed");
     assert_eq!(client(&td, &["start", "one"]).code, Some(0));
     run.wait_for_record_n("start one", 2, secs(10.0));
@@ -175,7 +194,7 @@ fn signal_reaches_the_entry_and_shutdown_terminates_like_sigterm() {
     let td = TestDir::new();
     let path = pod(&td);
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
-    run.wait_for_record("start app", secs(10.0));
+    started(&mut run);
     let out = client(&td, &["signal", "app", "SIGHUP"]);
     assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
     run.wait_for_record("app got HUP", secs(10.0));
@@ -204,7 +223,7 @@ fn every_verb_is_refused_during_termination_and_for_unknown_names() {
     cfg += &entry("app", "main", &sleeper("app"), r#"pre_stop = { sleep = "2s" }"#);
     let path = td.config(&cfg);
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
-    run.wait_for_record("start app", secs(10.0));
+    started(&mut run);
     let newline = client(&td, &["restart", "app\nstatus"]);
     assert_eq!(newline.code, Some(2), "a name with a newline never reaches podinit: {}", newline.stderr);
     assert!(newline.stderr.contains("is not an entry name"), "{}", newline.stderr);

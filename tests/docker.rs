@@ -854,6 +854,10 @@ while :; do sleep 0.1; done"#;
     let image = s.pod_image(&cfg);
     let rec = s.rec_mount();
     let name = s.run_detached(&["--init", "-v", &rec], &image, &[]);
+    // s1 has no probe: it holds the start sequence only until its process
+    // runs (docs/lifecycle.md rule 3), so app's line may come before s1 has
+    // set its TERM trap.
+    s.wait_for_record(&name, "start s1", secs(20.0));
     s.wait_for_record(&name, "start app", secs(20.0));
     let report = s.report(&name);
     let pid1 = s.value_of("pid1").unwrap_or_default();
@@ -903,8 +907,11 @@ while :; do sleep 0.1; done"#,
     );
     let image = s.pod_image(&cfg);
     let name = s.run_detached(&["--read-only", "--user", "1000:1000"], &image, &[]);
-    s.wait_until(&name, "the main's first lines in docker logs", secs(20.0), |s| {
-        entry_lines(&s.logs(&name).0, "app").len() >= 2
+    // gate holds the sequence only until started (`hold_until = "started"`,
+    // no startup probe): its line may come after the main's.
+    s.wait_until(&name, "the first lines of the main and the sidecar in docker logs", secs(20.0), |s| {
+        let stdout = s.logs(&name).0;
+        entry_lines(&stdout, "app").len() >= 2 && !entry_lines(&stdout, "gate").is_empty()
     });
     let (stdout, _) = s.logs(&name);
     assert_eq!(entry_lines(&stdout, "app"), ["app as 1000:1000", "root fs read-only"], "{}", s.report(&name));

@@ -34,12 +34,19 @@ fn stamped(records: &[String], prefix: &str, report: &str) -> (usize, f64) {
 #[test]
 fn post_start_holds_the_next_entry_until_it_returns() {
     let td = TestDir::new();
+    // The hook runs beside the process, not after its first line (Container
+    // Lifecycle Hooks): it waits for that line, so that the records have one
+    // order.
+    td.write(
+        "post_start.sh",
+        &format!("{}\nsleep 0.5\necho hook-done >> \"@REC@\"", sh_wait_records("start side", 1, 5)),
+    );
     let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\n\n");
     cfg += &entry(
         "side",
         "sidecar",
         &sleeper("side"),
-        r#"post_start = { exec = { command = ["sh", "-c", 'sleep 0.5; echo hook-done >> "@REC@"'] } }"#,
+        r#"post_start = { exec = { command = ["sh", "@DIR@/post_start.sh"] } }"#,
     );
     cfg += &entry("app", "main", "echo \"start app\" >> \"@REC@\"", "");
     let path = td.config(&cfg);
@@ -48,7 +55,24 @@ fn post_start_holds_the_next_entry_until_it_returns() {
     assert_eq!(out.records, vec!["start side", "hook-done", "start app", "stop side"], "{}", out.report());
 }
 
-/// A `sleep` post_start hook holds the next entry for its duration.
+/// When podinit started `name`: the `time` of its `started` event in
+/// podinit's JSON log, in seconds since the epoch.
+fn started_at(stderr: &str, name: &str, report: &str) -> f64 {
+    stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["event"] == "started" && v["process"] == name)
+        .and_then(|v| humantime::parse_rfc3339_weak(v["time"].as_str()?).ok())
+        .unwrap_or_else(|| panic!("no `started` event for {name} in podinit's log\n{report}"))
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// A `sleep` post_start hook holds the next entry for its duration. Measured
+/// between podinit's own `started` events: a shell's first line can come
+/// any time after its spawn, so the two shells' stamps could be closer than
+/// their spawns.
 #[test]
 fn post_start_sleep_holds_the_next_entry_for_its_duration() {
     let td = TestDir::new();
@@ -56,18 +80,16 @@ fn post_start_sleep_holds_the_next_entry_for_its_duration() {
     cfg += &entry(
         "side",
         "sidecar",
-        r#"trap 'exit 0' TERM
-echo "start-side $(date +%s.%N)" >> "@REC@"
-while :; do sleep 0.1; done"#,
+        "trap 'exit 0' TERM\nwhile :; do sleep 0.1; done",
         r#"post_start = { sleep = "700ms" }"#,
     );
-    cfg += &entry("app", "main", r#"echo "start-app $(date +%s.%N)" >> "@REC@""#, "");
+    cfg += &entry("app", "main", "true", "");
     let path = td.config(&cfg);
-    let out = td.podinit().config(&path).deadline(secs(15.0)).run();
+    let out = td.podinit().config(&path).args(["--log-format", "json"]).deadline(secs(15.0)).run();
     out.assert_code(0);
     let rep = out.report();
-    let (_, side) = stamped(&out.records, "start-side", &rep);
-    let (_, app) = stamped(&out.records, "start-app", &rep);
+    let side = started_at(&out.stderr, "side", &rep);
+    let app = started_at(&out.stderr, "app", &rep);
     assert!(
         app - side >= 0.6,
         "the main started {:.3} s after the sidecar, before its 700ms post_start\n{rep}",
@@ -121,12 +143,17 @@ exit 1"#,
 #[test]
 fn a_mains_post_start_holds_the_next_main() {
     let td = TestDir::new();
+    // As above: the hook waits for m1's first line.
+    td.write(
+        "post_start.sh",
+        &format!("{}\nsleep 0.5\necho hook-done >> \"@REC@\"", sh_wait_records("start m1", 1, 5)),
+    );
     let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\n\n");
     cfg += &entry(
         "m1",
         "main",
         &format!("echo \"start m1\" >> \"@REC@\"\n{}", sh_wait_records("start m2", 1, 5)),
-        r#"post_start = { exec = { command = ["sh", "-c", 'sleep 0.5; echo hook-done >> "@REC@"'] } }"#,
+        r#"post_start = { exec = { command = ["sh", "@DIR@/post_start.sh"] } }"#,
     );
     cfg += &entry("m2", "main", "echo \"start m2\" >> \"@REC@\"", "");
     let path = td.config(&cfg);
@@ -164,7 +191,10 @@ fn pre_stop_runs_before_the_stop_signal_on_sigterm() {
     assert_eq!(out.records, vec!["start app", "prestop", "prestop-done", "term app"], "{}", out.report());
 }
 
-/// A liveness-probe kill runs pre_stop before the stop signal too.
+/// A liveness-probe kill runs pre_stop before the stop signal too. The
+/// liveness probe fails from its first run, which waits for a startup probe
+/// on the main's first line (docs/lifecycle.md rule 9): without it, a shell
+/// slower than the probe's two periods had no TERM trap yet.
 #[test]
 fn pre_stop_runs_before_the_stop_signal_on_a_liveness_kill() {
     let td = TestDir::new();
@@ -174,6 +204,7 @@ fn pre_stop_runs_before_the_stop_signal_on_a_liveness_kill() {
         "main",
         &term_recorder("app"),
         r#"pre_stop = { exec = { command = ["sh", "-c", 'echo prestop >> "@REC@"; sleep 0.5; echo prestop-done >> "@REC@"'] } }
+startup_probe = { exec = { command = ["grep", "-qx", "start app", "@REC@"] }, period = "50ms", failure_threshold = 400 }
 liveness_probe = { exec = { command = ["false"] }, period = "100ms", failure_threshold = 2 }"#,
     );
     let path = td.config(&cfg);
@@ -338,22 +369,25 @@ while :; do sleep 0.1; done"#,
 
 /// A liveness probe's own termination_grace_period (1 s, pod 30 s) bounds the
 /// stop it causes, with the 2 s floor: a TERM-ignoring main is SIGKILLed about
-/// 2 s after its stop signal, then restarted under OnFailure.
+/// 2 s after its stop signal, then restarted under OnFailure. The probe fails
+/// from the first run's start line (its TERM trap is in place then) until its
+/// stop signal is recorded, so that neither run's shell races the probe.
 #[test]
 fn liveness_probe_grace_period_bounds_its_kill_with_the_2s_floor() {
     let td = TestDir::new();
     let mut cfg = String::from(
         "[pod]\nrestart_policy = \"OnFailure\"\ntermination_grace_period = \"30s\"\nbackoff = { initial = \"100ms\", max = \"200ms\" }\n\n",
     );
+    td.write("live.sh", "! grep -qx 'start app' \"@REC@\" || grep -q '^term ' \"@REC@\"");
     cfg += &entry(
         "app",
         "main",
-        r#"if [ -f "@DIR@/app-ran" ]; then touch "@DIR@/healthy"; echo "restart $(date +%s.%N)" >> "@REC@"; exit 0; fi
+        r#"if [ -f "@DIR@/app-ran" ]; then echo "restart $(date +%s.%N)" >> "@REC@"; exit 0; fi
 touch "@DIR@/app-ran"
 trap 'echo "term $(date +%s.%N)" >> "@REC@"' TERM
 echo "start app" >> "@REC@"
 while :; do sleep 0.1; done"#,
-        r#"liveness_probe = { exec = { command = ["test", "-f", "@DIR@/healthy"] }, initial_delay = "300ms", period = "100ms", failure_threshold = 1, termination_grace_period = "1s" }"#,
+        r#"liveness_probe = { exec = { command = ["sh", "@DIR@/live.sh"] }, initial_delay = "300ms", period = "100ms", failure_threshold = 1, termination_grace_period = "1s" }"#,
     );
     let path = td.config(&cfg);
     let out = td.podinit().config(&path).deadline(secs(20.0)).run();

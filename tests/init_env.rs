@@ -15,9 +15,13 @@ while :; do sleep 0.05; done"#;
     let init = r#"echo "TOKEN=s3cret-value" >> "$PODINIT_ENV_FILE"
 echo "SHARED=from-init" >> "$PODINIT_ENV_FILE""#;
     let main = r#"echo "app TOKEN=$TOKEN SHARED=$SHARED FILE=${PODINIT_ENV_FILE:-unset}" >> "@REC@""#;
+    // The sidecar holds the sequence until it has written its line: without
+    // a probe it would hold it only until its process runs (docs/lifecycle.md
+    // rule 3), and the init and the main could run and end the pod first.
+    let recorded = r#"startup_probe = { exec = { command = ["grep", "-q", "^side TOKEN=", "@REC@"] }, period = "50ms", failure_threshold = 400 }"#;
     let cfg = td.config(&format!(
         "[pod]\ntermination_grace_period = \"2s\"\n\n{}{}{}",
-        entry("side", "sidecar", side, ""),
+        entry("side", "sidecar", side, recorded),
         entry("secrets", "init", init, ""),
         entry("app", "main", main, "env = { SHARED = \"from-config\" }")
     ));

@@ -165,6 +165,33 @@ fn children_start_clean(bin: Option<&std::path::Path>, build: &str) {
     // No control run from here: whatever this test process inherited (a
     // signal ignored by an earlier posix_spawn, say) podinit must not pass on.
     let sh = |file: &str| format!(r#"["sh", "-c", "{}"]"#, masks_to(&td.file(file).display().to_string()));
+    // The startup probe's file is written by its first passing attempt only:
+    // an attempt that outlives the 50 ms period is followed at once by the
+    // next, which podinit kills when it stops the probe on the pass, maybe
+    // after its shell has truncated the file. And no attempt is killed at a
+    // timeout on a loaded machine: a killed attempt still in its `open` may
+    // truncate the file after the next attempt has written it (podinit waits
+    // 1 s for a killed attempt to be reaped, then goes on).
+    let probe = {
+        let file = td.file("probe").display().to_string();
+        format!(r#"["sh", "-c", "[ -s {file} ] || {}"]"#, masks_to(&file))
+    };
+    // The sidecars' own processes (plain's and nnp's shells) write their file
+    // beside the rest of the pod: podinit waits for neither (plain's probe
+    // passes on its own file, nnp has none), so the main waits until both
+    // are written (grep writes its lines at once, when it exits) and they
+    // stay up, so that no restart writes a file again while the pod stops.
+    let shell_of = |file: &str| {
+        format!(r#"["sh", "-c", "{}; sleep 30"]"#, masks_to(&td.file(file).display().to_string()))
+            .replace("exec grep", "grep")
+    };
+    let written = |files: &[&str]| {
+        let test: Vec<String> = files.iter().map(|f| format!("[ -s {} ]", td.file(f).display())).collect();
+        format!(
+            r#"["sh", "-c", "i=0; until {{ {}; }} || [ $i -ge 500 ]; do sleep 0.02; i=$((i+1)); done"]"#,
+            test.join(" && ")
+        )
+    };
     let cfg = td.config(&format!(
         r#"[pod]
 termination_grace_period = "2s"
@@ -174,7 +201,7 @@ name = "plain"
 role = "sidecar"
 command = {plain}
 post_start = {{ exec = {{ command = {hook} }} }}
-startup_probe = {{ exec = {{ command = {probe} }}, period = "50ms" }}
+startup_probe = {{ exec = {{ command = {probe} }}, period = "50ms", timeout = "10s" }}
 
 [[process]]
 name = "nnp"
@@ -184,13 +211,12 @@ command = {nnp}
 
 [[process]]
 name = "app"
-command = ["sh", "-c", "sleep 0.3"]
+command = {app}
 "#,
-        plain = format!(r#"["sh", "-c", "{}; sleep 30"]"#, masks_to(&td.file("entry").display().to_string()))
-            .replace("exec grep", "grep"),
+        plain = shell_of("entry"),
         hook = sh("hook"),
-        probe = sh("probe"),
-        nnp = sh("nnp"),
+        nnp = shell_of("nnp"),
+        app = written(&["entry", "nnp"]),
     ));
     let launch = |l: Launcher| match bin {
         Some(b) => l.binary(b),

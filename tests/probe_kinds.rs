@@ -156,7 +156,10 @@ fn grpc_health_server() -> Server {
 }
 
 /// A pod of one sidecar gated by `startup_probe = { PROBE, period = "100ms",
-/// failure_threshold = N }` and one main; both record their start.
+/// failure_threshold = N }` and one main; both record their start. The probe
+/// asks a server of this test, not the sidecar, so it can pass before the
+/// sidecar's shell has written its line: the main waits for that line (5 s
+/// at most) before it writes its own.
 fn pod(probe: &str, failure_threshold: u32) -> String {
     let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\n\n");
     cfg += &entry(
@@ -167,7 +170,12 @@ fn pod(probe: &str, failure_threshold: u32) -> String {
             "startup_probe = {{ {probe}, period = \"100ms\", failure_threshold = {failure_threshold} }}"
         ),
     );
-    cfg += &entry("app", "main", "echo app-started >> \"@REC@\"", "");
+    cfg += &entry(
+        "app",
+        "main",
+        &format!("{}\necho app-started >> \"@REC@\"", sh_wait_records("side-started", 1, 5)),
+        "",
+    );
     cfg
 }
 

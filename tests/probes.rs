@@ -201,13 +201,19 @@ exec @PY@ -c "import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_
         ),
         &format!("readiness_probe = {{ tcp_socket = {{ port = {port} }}, period = \"100ms\" }}"),
     );
-    // A main under Never whose liveness probe fails: it is stopped, not restarted.
+    // A main under Never whose liveness probe fails: it is stopped, not
+    // restarted. Liveness waits for a startup probe on the main's file, made
+    // once its TERM trap is in place (docs/lifecycle.md rule 9): a shell
+    // slower than the probe's 200 ms would die of the TERM otherwise (143).
     let dead = free_port();
     cfg += &entry(
         "app",
         "main",
-        "trap 'exit 0' TERM\nwhile :; do sleep 0.1; done",
-        &format!("liveness_probe = {{ tcp_socket = {{ port = {dead} }}, period = \"200ms\", failure_threshold = 2 }}"),
+        "trap 'exit 0' TERM\ntouch \"@DIR@/app.up\"\nwhile :; do sleep 0.1; done",
+        &format!(
+            "{}\nliveness_probe = {{ tcp_socket = {{ port = {dead} }}, period = \"200ms\", failure_threshold = 2 }}",
+            up_probe("app")
+        ),
     );
     let path = td.config(&cfg);
     let out = td.podinit().config(&path).deadline(secs(20.0)).run();

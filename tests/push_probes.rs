@@ -210,7 +210,9 @@ rec("barrier passed" if p.poll(5000) else "barrier timed out")"#,
 
 /// A `notify` liveness probe is systemd's watchdog: `WATCHDOG_USEC` is the
 /// period, and when `WATCHDOG=1` stops coming for `failure_threshold` periods
-/// the sidecar is restarted.
+/// the sidecar is restarted. The sidecar stops its watchdog once the main has
+/// recorded its start (and after five at least): the main starts after
+/// `READY=1`, but its shell's line may come any time after that.
 #[test]
 fn a_missing_watchdog_restarts_the_sidecar() {
     let td = TestDir::new();
@@ -220,9 +222,11 @@ fn a_missing_watchdog_restarts_the_sidecar() {
     let side = notifier(
         r#"rec("watchdog usec " + os.environ.get("WATCHDOG_USEC", "unset"))
 send(b"READY=1")
-for _ in range(5):
+n = 0
+while n < 5 or (n < 100 and "start app" not in open("@REC@").read().splitlines()):
     send(b"WATCHDOG=1")
     time.sleep(0.1)
+    n += 1
 rec("watchdog stops")"#,
     );
     cfg += &python_entry(

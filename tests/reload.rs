@@ -54,7 +54,13 @@ fn reload_applies_a_changed_config_as_kubernetes_applies_a_changed_spec() {
     let td = TestDir::new();
     let path = td.config(&config(&[("side", "v1"), ("gone", "v1")], "v1", "v1"));
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
-    run.wait_for_record("start app v1", secs(10.0));
+    // The sidecars have no probe: each holds the start sequence only until
+    // its process runs (docs/lifecycle.md rule 3), so the main's line may
+    // come before theirs, and a reload before their own lines could stop a
+    // shell that has no TERM trap yet.
+    for line in ["start side v1", "start gone v1", "start app v1"] {
+        run.wait_for_record(line, secs(10.0));
+    }
 
     td.config(
         &config(&[("side", "v2"), ("extra", "v1")], "v2", "v2")
@@ -78,8 +84,11 @@ fn reload_applies_a_changed_config_as_kubernetes_applies_a_changed_spec() {
     run.wait_for_record("start app v2", secs(10.0));
     run.wait_for_record("start extra v1", secs(10.0));
     run.wait_for_record("stop gone", secs(10.0));
-    let (_, status, _) = client(&td, &["status"]);
-    assert!(!status.lines().any(|l| l.starts_with("gone ")), "a removed entry leaves the status:\n{status}");
+    // gone's trap writes its line before it exits; the entry leaves the
+    // status once podinit has seen the exit.
+    run.wait_until("a removed entry to leave the status", secs(10.0), |_| {
+        !client(&td, &["status"]).1.lines().any(|l| l.starts_with("gone "))
+    });
 
     // Nothing changed: nothing is touched.
     let before = td.records().len();
@@ -116,7 +125,7 @@ fn reload_changes_nothing_once_termination_has_begun() {
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
     run.wait_for_record("start app v1", secs(10.0));
     run.signal(libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(300));
+    run.wait_for_stderr_containing("SIGTERM received: terminating the pod", secs(10.0));
     td.config(&cfg.replace("v1", "v2").replace("[pod]", "[pod]\n# changed"));
     let (code, _, stderr) = client(&td, &["reload"]);
     assert_eq!(code, Some(1), "{stderr}");
@@ -166,6 +175,9 @@ fn reload_takes_a_relative_working_dir_from_the_start_directory() {
     };
     let path = td.config(&side("v1"));
     let mut run = td.podinit().config(&path).deadline(secs(30.0)).spawn();
+    // side's first shell writes its directory before its start line, which
+    // may come after app's (no probe: docs/lifecycle.md rule 3).
+    run.wait_for_record("start side v1", secs(10.0));
     run.wait_for_record("start app v1", secs(10.0));
     td.config(&side("v2"));
     let (code, out, err) = client(&td, &["reload"]);

@@ -10,15 +10,21 @@ fn interleaved_inits_and_sidecars_start_one_at_a_time_in_file_order() {
     let td = TestDir::new();
     let init =
         |n: &str| format!("echo \"start {n}\" >> \"@REC@\"\nsleep 0.2\necho \"exit {n}\" >> \"@REC@\"");
-    let main =
-        |n: &str| format!("echo \"start {n}\" >> \"@REC@\"\nsleep 0.3\necho \"exit {n}\" >> \"@REC@\"");
+    // Each main exits once the other has recorded its start (5 s at most):
+    // mains that waited for each other would show an exit before a start.
+    let main = |n: &str, other: &str| {
+        format!(
+            "echo \"start {n}\" >> \"@REC@\"\n{}\necho \"exit {n}\" >> \"@REC@\"",
+            sh_wait_records(&format!("start {other}"), 1, 5)
+        )
+    };
     let mut cfg = String::from("[pod]\ntermination_grace_period = \"3s\"\n\n");
     cfg += &entry("a", "init", &init("a"), "");
     cfg += &entry("b", "sidecar", &sleeper_up("b"), &up_probe("b"));
     cfg += &entry("c", "init", &init("c"), "");
     cfg += &entry("d", "sidecar", &sleeper_up("d"), &up_probe("d"));
-    cfg += &entry("e", "main", &main("e"), "");
-    cfg += &entry("f", "main", &main("f"), "");
+    cfg += &entry("e", "main", &main("e", "f"), "");
+    cfg += &entry("f", "main", &main("f", "e"), "");
     let path = td.config(&cfg);
 
     let out = td.podinit().config(&path).deadline(secs(15.0)).run();

@@ -22,6 +22,7 @@ use std::io::{Read, Write};
 use std::os::fd::FromRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -30,6 +31,8 @@ use std::time::{Duration, Instant};
 struct Pty {
     master: File,
     seen: Arc<Mutex<Vec<u8>>>,
+    /// The reader has seen the end: every slave descriptor is closed.
+    closed: Arc<AtomicBool>,
 }
 
 impl Pty {
@@ -56,7 +59,8 @@ impl Pty {
         // SAFETY: both descriptors were just created and are owned by nobody else.
         let (master, slave) = unsafe { (File::from_raw_fd(m), File::from_raw_fd(s)) };
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let (mut r, seen2) = (master.try_clone().unwrap(), Arc::clone(&seen));
+        let closed = Arc::new(AtomicBool::new(false));
+        let (mut r, seen2, closed2) = (master.try_clone().unwrap(), Arc::clone(&seen), Arc::clone(&closed));
         thread::spawn(move || {
             let mut buf = [0u8; 4096];
             // EIO once every slave descriptor is closed.
@@ -66,8 +70,19 @@ impl Pty {
                 }
                 seen2.lock().unwrap().extend_from_slice(&buf[..n]);
             }
+            closed2.store(true, Ordering::SeqCst);
         });
-        (Pty { master, seen }, slave)
+        (Pty { master, seen, closed }, slave)
+    }
+
+    /// Waits (5 s at most) until the reader has read everything written to
+    /// the terminal: podinit's exit does not mean that this test's reader
+    /// thread has taken its last lines off the pty yet.
+    fn drain(&self) {
+        let until = Instant::now() + Duration::from_secs(5);
+        while !self.closed.load(Ordering::SeqCst) && Instant::now() < until {
+            thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// What the terminal showed so far, `\r` removed.
@@ -168,6 +183,7 @@ fn the_main_gets_the_terminal_and_sidecars_stay_prefixed() {
     pty.type_bytes(b"typed-line\n");
     run.wait_for_record_n("app read typed-line", 1, secs(5.0));
     let exit = run.wait();
+    pty.drain();
     let lines = pty.lines();
     let shown = pty.text();
     assert_eq!(exit.code, Some(0), "{exit:?}\n--- terminal ---\n{}", tail(&shown, 3000));
@@ -200,6 +216,7 @@ fn ctrl_c_stops_the_main_and_podinit_exits_with_its_status() {
     pty.type_bytes(&[0x03]);
     let exit = run.wait();
     let after = typed.elapsed();
+    pty.drain();
     let recs = td.records();
     let shown = pty.text();
     assert_eq!(
@@ -252,6 +269,7 @@ fn podinit_is_not_stopped_by_sigttou_while_the_main_owns_the_terminal() {
     let mark = pty.text().len();
     pty.type_bytes(&[0x03]);
     let exit = run.wait();
+    pty.drain();
     let shown = pty.text();
     assert_eq!(exit.code, Some(130), "{exit:?}\n--- terminal ---\n{}", tail(&shown, 3000));
     // podinit's own messages after the main died (it is in the background).
