@@ -46,3 +46,4 @@ pub mod probe;
 pub mod procfs;
 pub mod runtime;
 pub mod status;
+pub mod sys;
