@@ -102,7 +102,7 @@ impl Plain {
         Plain {
             reaper: Reaper::default(),
             stdin_entry: spec.entries.iter().position(|e| e.role == Role::Main),
-            terminal: nix::unistd::isatty(0).unwrap_or(false),
+            terminal: crate::sys::fd::is_terminal(0),
             timers: crate::runtime::Timers::default(),
             spawn_failures: vec![0; spec.entries.len()],
         }

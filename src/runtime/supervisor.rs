@@ -171,7 +171,7 @@ impl Supervisor {
             output: Some(Output::start()),
             prefixes,
             stdin_entry,
-            terminal: nix::unistd::isatty(0).unwrap_or(false),
+            terminal: crate::sys::fd::is_terminal(0),
             tx,
             timers: crate::runtime::Timers::default(),
             probes: HashMap::new(),

@@ -20,8 +20,12 @@
 //!
 //! - [`process`]: signals to processes, pidfds, waiting for children, ids,
 //!   prctl and limits.
+//! - [`fd`]: descriptors: write, poll, pipes, fcntl, fstat, open.
+//! - [`socket`]: credentials on a datagram socket.
 
 // Every unsafe block says why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod fd;
 pub mod process;
+pub mod socket;
