@@ -83,7 +83,7 @@ pub fn duplicate_at_least(fd: RawFd, min: RawFd) -> io::Result<OwnedFd> {
 }
 
 /// Clears close-on-exec on `fd` (`fcntl(F_SETFD, 0)`): it stays open across
-/// exec. Async-signal-safe: a child may call it between fork and
+/// exec. Async-signal-safe: [`crate::sys::child`] calls it between fork and
 /// exec.
 ///
 /// # Errors
@@ -98,7 +98,7 @@ pub fn keep_across_exec(fd: RawFd) -> io::Result<()> {
 }
 
 /// The device and inode of the open file at `fd` (`fstat(2)`); `None` when
-/// `fd` is not open. Async-signal-safe: a child may call it
+/// `fd` is not open. Async-signal-safe: [`crate::sys::child`] calls it
 /// between fork and exec.
 #[inline]
 pub fn identity(fd: RawFd) -> Option<(u64, u64)> {

@@ -21,11 +21,15 @@
 //! - [`process`]: signals to processes, pidfds, waiting for children, ids,
 //!   prctl and limits.
 //! - [`fd`]: descriptors: write, poll, pipes, fcntl, fstat, open.
+//! - [`signal`]: signal masks, dispositions, taking signals off the queue.
 //! - [`socket`]: credentials on a datagram socket.
+//! - [`child`]: what runs in a child between fork and exec, async-signal-safe.
 
 // Every unsafe block says why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod child;
 pub mod fd;
 pub mod process;
+pub mod signal;
 pub mod socket;
