@@ -24,12 +24,15 @@
 //! - [`signal`]: signal masks, dispositions, taking signals off the queue.
 //! - [`socket`]: credentials on a datagram socket.
 //! - [`child`]: what runs in a child between fork and exec, async-signal-safe.
+//! - [`mem`]: the output hot path's unaligned copies and SSE2 scan, the
+//!   only `unsafe` that is not a system call.
 
 // Every unsafe block says why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod child;
 pub mod fd;
+pub mod mem;
 pub mod process;
 pub mod signal;
 pub mod socket;
