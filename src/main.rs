@@ -2,6 +2,8 @@
 //! exit status (docs/signals.md, "Exit statuses": 2 for usage and configuration).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
+// System calls go through `podinit::sys`, the one module that writes `unsafe`.
+#![deny(unsafe_code)]
 
 use std::process::ExitCode;
 

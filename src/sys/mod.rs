@@ -1,6 +1,8 @@
 //! The one module that talks to the kernel: every `unsafe` block of podinit
 //! and every system call it makes itself (through `nix` or `libc`) is here,
-//! behind safe functions.
+//! behind safe functions. The crate root denies `unsafe_code` everywhere
+//! else (`lib.rs`), and `tests/layers.rs` checks that no other module calls
+//! a `libc` or `nix` function.
 //!
 //! It decides nothing: which signal goes to whom, when to reap, what a
 //! child's setup holds are the callers' (`runtime`, `output`, `probe`,
@@ -20,8 +22,8 @@
 //!
 //! - [`process`]: signals to processes, pidfds, waiting for children, ids,
 //!   prctl and limits.
-//! - [`fd`]: descriptors: write, poll, pipes, fcntl, fstat, open.
 //! - [`signal`]: signal masks, dispositions, taking signals off the queue.
+//! - [`fd`]: descriptors: write, poll, pipes, fcntl, fstat, open.
 //! - [`socket`]: credentials on a datagram socket.
 //! - [`child`]: what runs in a child between fork and exec, async-signal-safe.
 //! - [`mem`]: the output hot path's unaligned copies and SSE2 scan, the
