@@ -210,7 +210,7 @@ static INHERITED_IGNORED: AtomicU64 = AtomicU64::new(C_LIBRARY_SIGNALS);
 ///
 /// Handlers are reset by exec anyway; what survives exec is an *ignored*
 /// disposition and the mask. Here: the C library's signals 32, 33 and 34
-/// when podinit inherited them ignored ([`IGNORED_BY_PODINIT`]; it put every
+/// when podinit inherited them ignored (`IGNORED_BY_PODINIT`; it put every
 /// other signal it inherited ignored back to default at start-up,
 /// [`reset_inherited`], and std resets SIGPIPE): one to four system calls in
 /// the child where one per signal would be 62. The child calls the kernel

@@ -1,7 +1,7 @@
 //! Descriptors: writing to podinit's own 1 and 2, pipes and their size,
 //! duplicates, the identity of an open file, opening a file for reading.
 //!
-//! [`write`] and [`wait_writable`] take a raw descriptor number and go
+//! [`write()`] and [`wait_writable`] take a raw descriptor number and go
 //! through libc: nix's forms take a `BorrowedFd`, a promise that the
 //! descriptor is open and stays so, which podinit cannot make for its
 //! descriptors 1 and 2 (whoever started it may have closed them; a write

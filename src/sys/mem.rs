@@ -1,10 +1,10 @@
 //! The output hot path's two uses of `unsafe` that are no system call: a
 //! short append done in place rather than by the C library's `memcpy`, and
 //! a 16-byte SSE2 scan for what a JSON string must escape. Their caller is
-//! `output/framing.rs`, which says what each is worth.
+//! `output/framing.rs`.
 
-/// Appends `src` to `out`, with the copy of a short `src` (at most
-/// [`SHORT_COPY`] bytes: a prefix, a JSON head, a typical log line) done in
+/// Appends `src` to `out`, with the copy of a short `src` (at most 128
+/// bytes, `SHORT_COPY`: a prefix, a JSON head, a typical log line) done in
 /// place rather than by the C library. musl's `memcpy` moves bytes one at a
 /// time until the destination is aligned and then starts `rep movsq`, which
 /// costs more than the copy itself at these sizes: with two or three short
