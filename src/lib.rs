@@ -9,8 +9,10 @@
 //!    process-compose) into the same TOML, which `config` then validates; a
 //!    manifest given as the config file goes through it.
 //! 2. `lifecycle`: the pure state machine of the pod (events in, actions and
-//!    messages out, the time passed in). It imports nothing but `config`: no
-//!    I/O, no clock, no logging.
+//!    notes out, the time passed in): the `podinit-lifecycle` crate in
+//!    crates/lifecycle, re-exported here. It holds the validated model too
+//!    (`config` re-exports it as its own). Its `Cargo.toml` names no async
+//!    runtime, no libc, no nix and no logging crate: no I/O, no clock.
 //! 3. `output` (child output lanes, podinit's own log sink), `probe`
 //!    (probe attempts and hooks: exec, tcp, http(s), grpc, sleep; push probes)
 //!    and `metrics` (what `GET /metrics` counts and shows).
@@ -36,8 +38,8 @@
 //! `tests/layers.rs` checks that no other module calls a `libc` or `nix`
 //! function (their constants and types may be named anywhere).
 //!
-//! A lifecycle rule lives in `lifecycle/mod.rs` and nowhere else; its unit
-//! tests are `lifecycle/tests.rs`, its invariants `lifecycle/proptests.rs`.
+//! A lifecycle rule lives in crates/lifecycle and nowhere else, with its unit
+//! tests and the property tests of its invariants.
 
 // No unwrap/expect on a path input or the system can reach: as PID 1 a panic
 // kills the container. Tests may.

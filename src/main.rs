@@ -312,7 +312,7 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
     // podinit takes signals"), so that no SIGCHLD or SIGTERM is missed before
     // the loop runs.
     let own = podinit::runtime::supervisor::OWN_SIGNALS.map(podinit::config::Signal::number);
-    let forwarded = podinit::config::Signal::forwarded().map(podinit::config::Signal::number);
+    let forwarded = podinit::config::signal::forwarded().map(podinit::config::Signal::number);
     let caught = own.into_iter().chain(forwarded);
     if podinit::runtime::plain::fits(&spec, config.is_some()) {
         // One command and nothing to serve: one thread, no runtime, as tini.

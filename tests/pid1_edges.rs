@@ -620,6 +620,9 @@ fn not_pid1_what_podinit_started_dies_with_it() {
             ),
         ));
         let mut run = td.podinit_not_pid1().config(&cfg).spawn();
+        // side holds the sequence only until started (no probe): the two
+        // shells write their pid files in either order.
+        run.wait_for_record("start side", secs(10.0));
         run.wait_for_record("start app", secs(10.0));
         let pids: Vec<i32> = ["side.pid", "app.pid"]
             .iter()

@@ -5,7 +5,8 @@
 //! - `validate`: every rule between values, into the model, each error with
 //!   file:line:col and key (`locate`), all at once;
 //! - `model`: the validated types every other layer reads, with the one list of
-//!   names of each enum; `signal`: the signal type of `stop_signal`;
+//!   names of each enum (the lifecycle crate's `spec`); `signal`: which
+//!   signals podinit forwards (the signal type is the lifecycle crate's);
 //! - `envfile`, `users`: `env_file` and `user` lookups;
 //! - `plan`: the start plan that `podinit check` prints.
 //!
@@ -13,7 +14,6 @@
 
 pub mod envfile;
 pub mod locate;
-mod model;
 pub mod plan;
 pub mod raw;
 pub mod signal;
@@ -25,7 +25,9 @@ pub mod validate;
 /// config reader's keys and checks every example against it.
 pub const SCHEMA: &str = include_str!("../../docs/podinit.schema.json");
 
+// The validated model is the lifecycle crate's: `model` is its name here.
 pub use model::*;
+use podinit_lifecycle::spec as model;
 pub use signal::Signal;
 pub use validate::{
     check_name, from_source, load, protect_sidecars_from_oom, ConfigError, ConfigIssue, LoadOptions, Source,

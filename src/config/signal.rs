@@ -1,65 +1,17 @@
-//! Signals as the kernel's numbers: the [`Signal`] type, its names, and which
-//! signals podinit forwards. (The dispositions podinit sets up for itself and
-//! its children are `runtime/signals.rs`'s.)
+//! Which signals podinit forwards, which depends on the C library it was
+//! built with; the [`Signal`] type itself and its names are the lifecycle
+//! crate's (`podinit_lifecycle::signal`), re-exported here. (The dispositions
+//! podinit sets up for itself and its children are `runtime/signals.rs`'s.)
 //!
-//! A signal crosses every boundary as its number, validated once into
-//! [`Signal`] (1 to SIGRTMAX) and sent with `kill(2)`. A wrapper enum that knows
-//! only signals 1-31 would turn a real-time stop signal into "no signal" or fail
-//! to decode a real-time death in a wait status, which wedges a reaper.
-//!
-//! Real-time names follow the numbering that glibc, Docker, Kubernetes and
-//! `kill -l` use: `SIGRTMIN` is 34 and `SIGRTMAX` 64, whatever the C library
-//! podinit was built with (musl's own `SIGRTMIN()` is 35). The C library keeps
-//! 32 and 33 (and musl 34) for its threads: podinit can send them, but cannot
-//! catch them, so they are not forwarded (docs/signals.md).
+//! The lifecycle crate holds Linux's generic numbering as plain numbers, with
+//! no C library to ask; the tests below check every one of them, and
+//! `SIGRTMAX`, against this C library's.
 //!
 //! Pure: nothing here touches a process or a disposition.
 
-use std::fmt;
-
 use libc::c_int;
 
-/// The real-time signal that `SIGRTMIN` names (glibc's and Docker's numbering).
-pub const RTMIN: c_int = 34;
-
-/// Names of the standard signals, without `SIG` (Linux numbers; x86_64 and
-/// aarch64 share them).
-const NAMES: &[(&str, c_int)] = &[
-    ("HUP", libc::SIGHUP),
-    ("INT", libc::SIGINT),
-    ("QUIT", libc::SIGQUIT),
-    ("ILL", libc::SIGILL),
-    ("TRAP", libc::SIGTRAP),
-    ("ABRT", libc::SIGABRT),
-    ("BUS", libc::SIGBUS),
-    ("FPE", libc::SIGFPE),
-    ("KILL", libc::SIGKILL),
-    ("USR1", libc::SIGUSR1),
-    ("SEGV", libc::SIGSEGV),
-    ("USR2", libc::SIGUSR2),
-    ("PIPE", libc::SIGPIPE),
-    ("ALRM", libc::SIGALRM),
-    ("TERM", libc::SIGTERM),
-    ("STKFLT", libc::SIGSTKFLT),
-    ("CHLD", libc::SIGCHLD),
-    ("CONT", libc::SIGCONT),
-    ("STOP", libc::SIGSTOP),
-    ("TSTP", libc::SIGTSTP),
-    ("TTIN", libc::SIGTTIN),
-    ("TTOU", libc::SIGTTOU),
-    ("URG", libc::SIGURG),
-    ("XCPU", libc::SIGXCPU),
-    ("XFSZ", libc::SIGXFSZ),
-    ("VTALRM", libc::SIGVTALRM),
-    ("PROF", libc::SIGPROF),
-    ("WINCH", libc::SIGWINCH),
-    ("IO", libc::SIGIO),
-    ("PWR", libc::SIGPWR),
-    ("SYS", libc::SIGSYS),
-];
-
-/// Aliases accepted when parsing (never printed).
-const ALIASES: &[(&str, c_int)] = &[("POLL", libc::SIGIO), ("IOT", libc::SIGABRT), ("CLD", libc::SIGCHLD)];
+pub use podinit_lifecycle::signal::{name, Signal, RTMAX, RTMIN};
 
 /// Signals podinit never forwards because they are about podinit itself or
 /// cannot be caught, with the reason; docs/signals.md and `--help` list them.
@@ -87,106 +39,22 @@ pub const NOT_FORWARDED: &[(c_int, &str)] = &[
     (libc::SIGXFSZ, "about podinit itself: its own file size limit (ignored)"),
 ];
 
-/// A signal number this system knows: 1 to SIGRTMAX.
-///
-/// Parsed once from the config or the command line, printed as its name
-/// (`SIGTERM`, `SIGRTMIN+3`), and sent as the integer it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Signal(c_int);
-
-impl Signal {
-    pub const HUP: Signal = Signal(libc::SIGHUP);
-    pub const INT: Signal = Signal(libc::SIGINT);
-    pub const KILL: Signal = Signal(libc::SIGKILL);
-    pub const TERM: Signal = Signal(libc::SIGTERM);
-    pub const CHLD: Signal = Signal(libc::SIGCHLD);
-    pub const CONT: Signal = Signal(libc::SIGCONT);
-    pub const USR1: Signal = Signal(libc::SIGUSR1);
-
-    /// `Some` when `n` is 1 to SIGRTMAX.
-    pub fn new(n: c_int) -> Option<Signal> {
-        (1..=libc::SIGRTMAX()).contains(&n).then_some(Signal(n))
-    }
-
-    /// Reads `SIGTERM`, `TERM`, `sigterm`, `SIGRTMIN`, `SIGRTMIN+N`,
-    /// `SIGRTMAX-N`, `SIG32` or a number; `None` for anything else (no conversion may
-    /// turn an unknown signal into "no signal").
-    pub fn parse(text: &str) -> Option<Signal> {
-        let upper = text.trim().to_ascii_uppercase();
-        // Plain decimal digits, no sign, no leading zero: `36`, `SIG32`,
-        // `RTMIN+3`; never `+15`, `RTMIN+-20`, `RTMAX-+1` or `RTMIN+01`.
-        let number = |s: &str| {
-            let plain = !s.is_empty() && s.len() <= 3 && s.bytes().all(|b| b.is_ascii_digit());
-            (plain && (s == "0" || !s.starts_with('0'))).then(|| s.parse::<c_int>().ok()).flatten()
-        };
-        if let Some(n) = number(&upper) {
-            return Signal::new(n);
-        }
-        let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-        if let Some(n) = number(bare) {
-            // `SIG32`, as signals without a name are printed.
-            return Signal::new(n);
-        }
-        let offset = number;
-        let n = match bare {
-            "RTMIN" => Some(RTMIN),
-            "RTMAX" => Some(libc::SIGRTMAX()),
-            _ => {
-                if let Some(n) = bare.strip_prefix("RTMIN+") {
-                    offset(n).map(|n| RTMIN + n)
-                } else if let Some(n) = bare.strip_prefix("RTMAX-") {
-                    offset(n).map(|n| libc::SIGRTMAX() - n).filter(|&s| s >= RTMIN)
-                } else {
-                    NAMES.iter().chain(ALIASES).find(|(n, _)| *n == bare).map(|&(_, s)| s)
-                }
-            }
-        };
-        n.and_then(Signal::new)
-    }
-
-    /// The number, as `kill(2)` takes it.
-    pub fn number(self) -> c_int {
-        self.0
-    }
-
-    /// Whether podinit passes this signal on to the mains when it receives it.
-    pub fn is_forwarded(self) -> bool {
-        !NOT_FORWARDED.iter().any(|&(s, _)| s == self.0) && !self.reserved_by_libc()
-    }
-
-    /// The C library keeps these for its threads (glibc 32-33, musl 32-34):
-    /// its `sigaction` and `sigaddset` refuse them, so podinit can neither
-    /// block nor catch them.
-    fn reserved_by_libc(self) -> bool {
-        (32..libc::SIGRTMIN()).contains(&self.0)
-    }
-
-    /// Every signal podinit forwards (see [`NOT_FORWARDED`]), lowest first.
-    pub fn forwarded() -> impl Iterator<Item = Signal> {
-        (1..=libc::SIGRTMAX()).map(Signal).filter(|s| s.is_forwarded())
-    }
+/// Whether podinit passes this signal on to the mains when it receives it.
+pub fn is_forwarded(signal: Signal) -> bool {
+    let n = signal.number();
+    !NOT_FORWARDED.iter().any(|&(s, _)| s == n) && !reserved_by_libc(n)
 }
 
-impl fmt::Display for Signal {
-    /// `SIGTERM`; `SIGRTMIN`, `SIGRTMIN+N`, `SIGRTMAX`; `SIG32` and `SIG33`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.0;
-        if let Some((name, _)) = NAMES.iter().find(|&&(_, s)| s == n) {
-            return write!(f, "SIG{name}");
-        }
-        match n {
-            _ if n == libc::SIGRTMAX() => f.write_str("SIGRTMAX"),
-            RTMIN => f.write_str("SIGRTMIN"),
-            _ if n > RTMIN => write!(f, "SIGRTMIN+{}", n - RTMIN),
-            _ => write!(f, "SIG{n}"),
-        }
-    }
+/// The C library keeps these for its threads (glibc 32-33, musl 32-34):
+/// its `sigaction` and `sigaddset` refuse them, so podinit can neither
+/// block nor catch them.
+fn reserved_by_libc(n: c_int) -> bool {
+    (32..libc::SIGRTMIN()).contains(&n)
 }
 
-/// The name of signal number `n` (`SIGTERM`, `SIGRTMIN+2`), or `SIG<n>` for a
-/// number outside 1 to SIGRTMAX (a wait status can hold one).
-pub fn name(n: c_int) -> String {
-    Signal::new(n).map_or_else(|| format!("SIG{n}"), |s| s.to_string())
+/// Every signal podinit forwards (see [`NOT_FORWARDED`]), lowest first.
+pub fn forwarded() -> impl Iterator<Item = Signal> {
+    (1..=RTMAX).filter_map(Signal::new).filter(|&s| is_forwarded(s))
 }
 
 #[cfg(test)]
@@ -228,7 +96,7 @@ mod tests {
 
     #[test]
     fn every_signal_prints_a_name_that_parses_back() {
-        for n in 1..=libc::SIGRTMAX() {
+        for n in 1..=RTMAX {
             let s = Signal::new(n).unwrap();
             let name = s.to_string();
             assert!(name.starts_with("SIG"), "{name}");
@@ -243,7 +111,7 @@ mod tests {
 
     #[test]
     fn forwarded_signals_are_the_catchable_asynchronous_ones() {
-        let fwd: Vec<c_int> = Signal::forwarded().map(Signal::number).collect();
+        let fwd: Vec<c_int> = forwarded().map(Signal::number).collect();
         for s in [
             libc::SIGHUP,
             libc::SIGQUIT,
@@ -260,5 +128,65 @@ mod tests {
             assert!(!fwd.contains(&s), "{s} forwarded");
         }
         assert!(!fwd.contains(&32) && !fwd.contains(&33));
+    }
+
+    /// The lifecycle crate's numbers are Linux's generic ones, written down
+    /// without a C library: each must be this C library's.
+    #[test]
+    fn the_lifecycle_crates_numbers_are_the_c_librarys() {
+        let ours = [
+            ("HUP", libc::SIGHUP),
+            ("INT", libc::SIGINT),
+            ("QUIT", libc::SIGQUIT),
+            ("ILL", libc::SIGILL),
+            ("TRAP", libc::SIGTRAP),
+            ("ABRT", libc::SIGABRT),
+            ("BUS", libc::SIGBUS),
+            ("FPE", libc::SIGFPE),
+            ("KILL", libc::SIGKILL),
+            ("USR1", libc::SIGUSR1),
+            ("SEGV", libc::SIGSEGV),
+            ("USR2", libc::SIGUSR2),
+            ("PIPE", libc::SIGPIPE),
+            ("ALRM", libc::SIGALRM),
+            ("TERM", libc::SIGTERM),
+            ("STKFLT", libc::SIGSTKFLT),
+            ("CHLD", libc::SIGCHLD),
+            ("CONT", libc::SIGCONT),
+            ("STOP", libc::SIGSTOP),
+            ("TSTP", libc::SIGTSTP),
+            ("TTIN", libc::SIGTTIN),
+            ("TTOU", libc::SIGTTOU),
+            ("URG", libc::SIGURG),
+            ("XCPU", libc::SIGXCPU),
+            ("XFSZ", libc::SIGXFSZ),
+            ("VTALRM", libc::SIGVTALRM),
+            ("PROF", libc::SIGPROF),
+            ("WINCH", libc::SIGWINCH),
+            ("IO", libc::SIGIO),
+            ("POLL", libc::SIGIO),
+            ("PWR", libc::SIGPWR),
+            ("SYS", libc::SIGSYS),
+            ("IOT", libc::SIGABRT),
+            ("CLD", libc::SIGCHLD),
+        ];
+        for (name, number) in ours {
+            assert_eq!(parse(name), Some(number), "SIG{name}");
+        }
+        let constants = [
+            (Signal::HUP, libc::SIGHUP),
+            (Signal::INT, libc::SIGINT),
+            (Signal::QUIT, libc::SIGQUIT),
+            (Signal::KILL, libc::SIGKILL),
+            (Signal::TERM, libc::SIGTERM),
+            (Signal::CHLD, libc::SIGCHLD),
+            (Signal::CONT, libc::SIGCONT),
+            (Signal::USR1, libc::SIGUSR1),
+        ];
+        for (signal, number) in constants {
+            assert_eq!(signal.number(), number, "{signal}");
+        }
+        assert_eq!(RTMAX, libc::SIGRTMAX());
+        assert!(RTMIN >= libc::SIGRTMIN() - 1 && RTMIN <= libc::SIGRTMIN() + 1);
     }
 }

@@ -46,7 +46,7 @@ use crate::runtime::task::CatchPanic;
 
 /// Signals podinit acts on itself: SIGCHLD (reap), SIGTERM and SIGINT
 /// (terminate). It also catches every signal it forwards to the mains
-/// ([`Signal::forwarded`]); everything else keeps its default disposition.
+/// ([`crate::config::signal::forwarded`]); everything else keeps its default disposition.
 pub const OWN_SIGNALS: [Signal; 3] = [Signal::CHLD, Signal::TERM, Signal::INT];
 
 /// After how many spawn failures in a row of one entry its message is

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::config::BackoffSpec;
+use crate::spec::BackoffSpec;
 
 /// The backoff state of one entry.
 #[derive(Debug, Clone)]

@@ -1,8 +1,11 @@
 //! Property tests of the lifecycle: random pods, random events at any moment
 //! (exits with any status, probe and hook results, timers, signals, during
 //! startup and termination), against the invariants written at the top of
-//! `lifecycle/mod.rs`, driven by the same [`Driver`] as the runtime. The harness plays the processes: they die when SIGKILLed,
+//! the crate's machine, driven by the same [`Driver`] as the runtime. The harness plays the processes: they die when SIGKILLed,
 //! and on their stop signal either die or ignore it, as the case draws.
+
+// One real instant is the origin of the simulated clock; nothing else reads it.
+#![allow(clippy::disallowed_methods)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -10,8 +13,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use super::*;
-use crate::config::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
-use crate::config::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
+use crate::spec::{BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
+use crate::spec::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
 
 #[derive(Debug, Clone)]
 struct EntryShape {
@@ -67,7 +70,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn probe() -> ProbeSpec {
-    let action = ProbeAction::Exec { argv: crate::config::Argv::program_only("true".into()) };
+    let action = ProbeAction::Exec { argv: crate::spec::Argv::program_only("true".into()) };
     ProbeSpec { period: Duration::from_secs(1), failure_threshold: 2, ..ProbeSpec::new(action) }
 }
 
@@ -77,9 +80,9 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_m
         .enumerate()
         .map(|(i, s)| {
             let probes = s.role != Role::Init;
-            let rule = |action, values: &[u8]| crate::config::RestartRule {
+            let rule = |action, values: &[u8]| crate::spec::RestartRule {
                 action,
-                operator: crate::config::Operator::In,
+                operator: crate::spec::Operator::In,
                 values: values.to_vec(),
             };
             let sidecar = s.role == Role::Sidecar;
@@ -101,7 +104,7 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_m
                 ..EntrySpec::new(
                     &format!("e{i}"),
                     s.role,
-                    crate::config::Argv::program_only("x".into()),
+                    crate::spec::Argv::program_only("x".into()),
                     LogMode::Prefixed,
                 )
             }
@@ -381,7 +384,7 @@ impl World {
             // SIGKILLed processes die at once.
             let killed: Vec<EntryId> = self.fx.live.iter().filter(|(_, l)| l.1).map(|(&e, _)| e).collect();
             for e in killed {
-                self.exit(e, Exit::Signal(libc::SIGKILL))?;
+                self.exit(e, Exit::Signal(Signal::KILL.number()))?;
             }
         }
         self.now = end;
@@ -480,7 +483,7 @@ proptest! {
                         _ => Control::Shutdown,
                     };
                     if request == Control::Shutdown && !w.terminating() {
-                        w.fx.first_term_signal.get_or_insert(libc::SIGTERM);
+                        w.fx.first_term_signal.get_or_insert(Signal::TERM.number());
                     }
                     w.fx.spawns_this_step = 0;
                     let _ = w.driver.control(&mut w.pod, &mut w.fx, request, w.now);
@@ -495,7 +498,7 @@ proptest! {
         // End it: SIGTERM, then let time pass; processes die on their stop
         // signal (or only on SIGKILL), hooks return.
         if !w.terminating() {
-            w.fx.first_term_signal.get_or_insert(libc::SIGTERM);
+            w.fx.first_term_signal.get_or_insert(Signal::TERM.number());
         }
         w.event(Event::Terminate { signal: Signal::TERM })?;
         for _ in 0..200 {
@@ -506,7 +509,7 @@ proptest! {
             for (entry, instance, termed) in live {
                 w.event(Event::Hook { entry, instance, hook: HookKind::PreStop, ok: true })?;
                 if termed && term_dies {
-                    w.exit(entry, Exit::Signal(libc::SIGTERM))?;
+                    w.exit(entry, Exit::Signal(Signal::TERM.number()))?;
                 }
             }
             w.wait(Duration::from_millis(500))?;

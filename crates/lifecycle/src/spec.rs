@@ -1,6 +1,7 @@
 //! The validated pod: what podinit will run. Every other layer reads the
-//! configuration through these types only; `validate.rs` builds them from the
-//! TOML shapes of `raw.rs` and is the only place that can.
+//! configuration through these types only; the binary's `config/validate`
+//! builds them from the TOML shapes of its `config/raw.rs` and is the only
+//! place that does.
 //!
 //! Each config enum has one list of names ([`named_enum!`]): `podinit check`,
 //! `podinit status`, the logs and the TOML reader all use its `as_str()`.
@@ -10,7 +11,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::signal::Signal;
+pub use crate::signal::Signal;
 
 /// Defines a field-less enum whose values have one name each, written once:
 /// `as_str()` gives it, `ALL` lists the values, `Display` prints it, and the

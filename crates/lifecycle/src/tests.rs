@@ -2,15 +2,18 @@
 //! `Sim` plays the supervisor: it answers `Spawn` with `Spawned` (pid = 100 *
 //! entry + instance), records signals and timers, and moves a fake clock.
 
+// One real instant is the origin of the simulated clock; nothing else reads it.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::config::{Argv, BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
-use crate::config::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
+use crate::spec::{Argv, BackoffSpec, EntrySpec, HookSpec, PodSpec, ProbeAction, ProbeSpec};
+use crate::spec::{Completion, HoldUntil, LogMode, RestartPolicy, Role};
 
-const TERM: i32 = libc::SIGTERM;
-const KILL: i32 = libc::SIGKILL;
+const TERM: i32 = Signal::TERM.number();
+const KILL: i32 = Signal::KILL.number();
 
 fn entry(name: &str, role: Role) -> EntrySpec {
     EntrySpec::new(name, role, Argv::program_only("x".into()), LogMode::Prefixed)
@@ -531,14 +534,14 @@ fn max_restarts_then_one_more_failure_fails_the_pod_with_its_status() {
 /// restart_policy, else the pod's.
 #[test]
 fn restart_rules_and_an_entrys_own_restart_policy_come_before_the_pods() {
-    let rule = |operator, values: &[u8]| crate::config::RestartRule {
+    let rule = |operator, values: &[u8]| crate::spec::RestartRule {
         action: RuleAction::Restart,
         operator,
         values: values.to_vec(),
     };
     // Pod policy Never; a rule restarts on 42 only.
     let mut m = entry("m", Role::Main);
-    m.restart_rules = vec![rule(crate::config::Operator::In, &[42])];
+    m.restart_rules = vec![rule(crate::spec::Operator::In, &[42])];
     let mut sim = Sim::new(pod(vec![m]));
     sim.exit("m", Exit::Code(42));
     assert!(sim.running("m"), "42 matches the rule: restarted");
@@ -547,7 +550,7 @@ fn restart_rules_and_an_entrys_own_restart_policy_come_before_the_pods() {
 
     // not_in: restart on anything but 0 and 3.
     let mut m = entry("m", Role::Main);
-    m.restart_rules = vec![rule(crate::config::Operator::NotIn, &[0, 3])];
+    m.restart_rules = vec![rule(crate::spec::Operator::NotIn, &[0, 3])];
     let mut spec = pod(vec![m]);
     spec.backoff.initial = Duration::ZERO;
     let mut sim = Sim::new(spec);
@@ -558,7 +561,7 @@ fn restart_rules_and_an_entrys_own_restart_policy_come_before_the_pods() {
 
     // The entry's own policy over the pod's Never; an init's exit 0 completes it.
     let mut init = entry("i", Role::Init);
-    init.restart_rules = vec![rule(crate::config::Operator::In, &[0])];
+    init.restart_rules = vec![rule(crate::spec::Operator::In, &[0])];
     let mut m = entry("m", Role::Main);
     m.restart_policy = Some(RestartPolicy::OnFailure);
     let mut spec = pod(vec![init, m]);
@@ -601,7 +604,7 @@ fn restart_during_termination_brings_back_a_sidecar_that_dies_before_its_turn() 
         side.post_start = Some(HookSpec::Sleep(Duration::from_millis(10)));
         side.pre_stop = Some(HookSpec::Sleep(Duration::from_millis(10)));
         side.liveness_probe = Some(probe());
-        side.stop_signal = Signal::new(libc::SIGUSR1).unwrap();
+        side.stop_signal = Signal::USR1;
         let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
         sim.hook("side", HookKind::PostStart, true);
         sim.take_log();
@@ -621,7 +624,7 @@ fn restart_during_termination_brings_back_a_sidecar_that_dies_before_its_turn() 
         sim.advance(Duration::from_secs(1));
         sim.exit("m", Exit::Signal(TERM));
         assert_eq!(sim.take_log(), s(&["stop side"]), "no second pre_stop: its stop signal at its turn");
-        assert_eq!(sim.fx.sent.last().map(|(_, sig)| sig.number()), Some(libc::SIGUSR1));
+        assert_eq!(sim.fx.sent.last().map(|(_, sig)| sig.number()), Some(Signal::USR1.number()));
         // The budget (7 s from T0) has 5 s left: SIGKILL when it is spent.
         assert_eq!(sim.fx.timers.get(&Timer::Stop(0, 2)).copied(), Some(sim.t0 + Duration::from_secs(7)));
         sim.exit("side", Exit::Code(0));
@@ -654,9 +657,9 @@ fn restart_all_never_starts_during_termination() {
     for flag in [true, false] {
         let mut side = entry("side", Role::Sidecar);
         side.restart_during_termination = flag;
-        side.restart_rules = vec![crate::config::RestartRule {
+        side.restart_rules = vec![crate::spec::RestartRule {
             action: RuleAction::RestartAll,
-            operator: crate::config::Operator::In,
+            operator: crate::spec::Operator::In,
             values: vec![88],
         }];
         let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
@@ -677,9 +680,9 @@ fn restart_all_never_starts_during_termination() {
 #[test]
 fn restart_all_reruns_the_pod_from_its_first_init_with_backoff_between() {
     let mut side = entry("side", Role::Sidecar);
-    side.restart_rules = vec![crate::config::RestartRule {
+    side.restart_rules = vec![crate::spec::RestartRule {
         action: RuleAction::RestartAll,
-        operator: crate::config::Operator::In,
+        operator: crate::spec::Operator::In,
         values: vec![88],
     }];
     let mut m = entry("m", Role::Main);
@@ -976,14 +979,14 @@ fn the_command_line_main_gets_the_signal_podinit_received() {
         let mut cli = entry("main", Role::Main);
         cli.stop_with_received_signal = true;
         let mut other = entry("other", Role::Main);
-        other.stop_signal = Signal::new(libc::SIGQUIT).unwrap();
+        other.stop_signal = Signal::QUIT;
         let mut sim = Sim::new(pod(vec![other, cli]));
         sim.take_log();
         sim.event(Event::Terminate { signal: received });
         let sent: Vec<(String, i32)> = sim.fx.sent.iter().map(|(n, sig)| (n.clone(), sig.number())).collect();
         assert_eq!(
             sent,
-            [("other".to_owned(), libc::SIGQUIT), ("main".to_owned(), received.number())],
+            [("other".to_owned(), Signal::QUIT.number()), ("main".to_owned(), received.number())],
             "received {received}"
         );
     }
@@ -1043,7 +1046,7 @@ fn stop_signal_is_followed_by_sigcont_once() {
         .iter()
         .filter_map(|a| if let Action::Signal { signal, .. } = a { Some(signal.number()) } else { None })
         .collect();
-    assert_eq!(signals, [TERM, libc::SIGCONT]);
+    assert_eq!(signals, [TERM, Signal::CONT.number()]);
 }
 
 /// The supervisor hands a spawn's result back as a queued event, so a SIGTERM

@@ -9,6 +9,14 @@
 //! [`Note`]s, which the runtime logs. So every rule, and every message, is
 //! unit-testable without processes or sleeps.
 //!
+//! This crate is that core, apart from the `podinit` binary that drives it:
+//! [`spec`] (the validated pod it runs, with [`signal`]'s signal numbers),
+//! the machine, [`backoff`] and [`exit_status`]. Its `Cargo.toml` names no
+//! async runtime, no libc, no nix and no logging crate (only pure helpers:
+//! serde, humantime, memchr, regex-lite), so none can creep in; its
+//! `clippy.toml` bans the clock, files, processes and sockets of `std`, and
+//! `unsafe` is forbidden.
+//!
 //! Shape: each entry is in one [`EntryState`] whose variants carry exactly
 //! their data (a running instance has a pid, a stop has its deadline), and
 //! [`Pod::on_entry`] is the one `match` on (state, event) for an entry; an
@@ -18,8 +26,8 @@
 //! event. [`Driver`] is the one routine that feeds actions' results back, used
 //! alike by the runtime's event loop, the unit tests and the property tests.
 //!
-//! Invariants (checked on random event sequences by `lifecycle/proptests.rs`;
-//! each rule has its own test in `lifecycle/tests.rs`):
+//! Invariants (checked on random event sequences by `proptests.rs`;
+//! each rule has its own test in `tests.rs`):
 //! - nothing is spawned once termination has begun (a spawn asked for in the
 //!   same step is withdrawn; one already carried out, whose result is still to
 //!   come, is waited for and then stopped);
@@ -36,19 +44,25 @@
 //! - `Done` is absorbing, and `Exit` is emitted exactly once, when termination
 //!   has begun and no process of the pod is left.
 
+// The crate has no I/O to do, so nothing in it needs `unsafe`.
+#![forbid(unsafe_code)]
+// No unwrap/expect on a path an event can reach: as PID 1 a panic kills the
+// container. Tests may.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use std::collections::VecDeque;
 use std::num::NonZeroI32;
 use std::time::{Duration, Instant};
 
 pub mod backoff;
 pub mod exit_status;
+pub mod signal;
+pub mod spec;
 
 use self::backoff::Backoff;
 use self::exit_status::Exit;
-use crate::config::{
-    Completion, HoldUntil, PodSpec, RestartPolicy, Role, RuleAction, Signal, MIN_STOP_GRACE,
-};
-pub use crate::config::{HookKind, ProbeKind};
+use crate::spec::{Completion, HoldUntil, PodSpec, RestartPolicy, Role, RuleAction, Signal, MIN_STOP_GRACE};
+pub use crate::spec::{HookKind, ProbeKind};
 
 /// Index of an entry in [`PodSpec::entries`].
 pub type EntryId = usize;
@@ -369,12 +383,12 @@ struct Entry {
     /// again, and left out of the status.
     removed: bool,
     /// Its settings from a `podinit reload`, taken when its process exits.
-    pending: Option<Box<crate::config::EntrySpec>>,
+    pending: Option<Box<crate::spec::EntrySpec>>,
 }
 
 impl Entry {
     /// An entry not reached yet, with a backoff of `backoff`.
-    fn new(backoff: crate::config::BackoffSpec) -> Entry {
+    fn new(backoff: crate::spec::BackoffSpec) -> Entry {
         Entry {
             state: EntryState::Waiting,
             instance: 0,
@@ -884,7 +898,7 @@ impl Pod {
     }
 
     /// Entry `i` has new settings (`podinit reload`).
-    fn change(&mut self, i: EntryId, new: crate::config::EntrySpec, now: Instant) -> String {
+    fn change(&mut self, i: EntryId, new: crate::spec::EntrySpec, now: Instant) -> String {
         let name = new.name.clone();
         let role = self.role(i);
         let e = &mut self.entries[i];

@@ -1,0 +1,467 @@
+//! The report of `podinit status`: what the status socket answers `text` or
+//! `json` (docs/control.md, "podinit status"), rendered from the pod's
+//! entries at one instant. Pure: it reads the lifecycle's status and clock
+//! values it is given, and touches no socket.
+//!
+//! The report is built once as [`PodReport`], whose types are the JSON's
+//! shape, one struct per JSON object with its fields in the JSON's order,
+//! serialised by serde_json; the text table is read from the same values, so
+//! the two cannot tell different stories.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::{Serialize, Serializer};
+
+use crate::config::Role;
+use crate::lifecycle::{EntryStatus, Phase, State, StopGrace, StopStatus};
+
+/// What podinit answers.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub ready: bool,
+    pub text: String,
+    pub json: String,
+}
+
+/// The state `podinit status` shows for an entry.
+pub fn state_name(s: &EntryStatus) -> &'static str {
+    match s.state {
+        State::Exited if s.held => "stopped",
+        State::Waiting => "waiting",
+        State::Spawning => "starting",
+        State::Running if s.stopping => "stopping",
+        State::Running if !s.started => "starting",
+        State::Running if s.ready => "ready",
+        State::Running => "running",
+        State::Backoff => "backoff",
+        State::Exited => "exited",
+    }
+}
+
+/// `podinit status --json`: one JSON object on one line.
+#[derive(Debug, Clone, Serialize)]
+pub struct PodReport<'a> {
+    /// Which podinit answers.
+    pub podinit: Podinit,
+    /// The pod's phase: `starting` (the init and sidecar sequence),
+    /// `running`, `restarting` (`restart_all`), `terminating` or `exited`.
+    pub phase: &'static str,
+    /// Every sidecar and main is ready.
+    pub ready: bool,
+    /// The entries in the config's order; one that `podinit reload` removed
+    /// only while it still runs.
+    pub entries: Vec<EntryReport<'a>>,
+    /// Restarts of the whole pod (`restart_all`).
+    pub pod_restarts: u32,
+    /// What is left of `[pod] active_deadline`, in whole milliseconds;
+    /// absent when the pod has none.
+    #[serde(
+        rename = "active_deadline_in_ms",
+        serialize_with = "some_millis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub active_deadline_in: Option<Duration>,
+    /// What is left of the termination budget, in whole milliseconds;
+    /// absent unless the pod terminates.
+    #[serde(
+        rename = "termination_budget_left_ms",
+        serialize_with = "some_millis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub termination_budget_left: Option<Duration>,
+}
+
+/// The report's `podinit` object: which podinit answers, so that a user with
+/// two podinits on one host sees which one they reached.
+#[derive(Debug, Clone, Serialize)]
+pub struct Podinit {
+    /// podinit's pid, in its own PID namespace (1 as a container's init).
+    pub pid: u32,
+    /// Its config file; `null` for a plain init.
+    pub config: Option<String>,
+    /// The socket it answers on; the empty string when it has none.
+    pub socket: String,
+}
+
+/// One entry of the report's `entries`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntryReport<'a> {
+    /// The entry's name.
+    pub name: &'a str,
+    /// `init`, `sidecar` or `main`.
+    #[serde(serialize_with = "role")]
+    pub role: Role,
+    /// What [`state_name`] says of it.
+    pub state: &'static str,
+    /// Its process's pid, in podinit's PID namespace; `null` when it has
+    /// none.
+    pub pid: Option<i32>,
+    /// How many times it was restarted.
+    pub restarts: u32,
+    /// Of those, the restarts during termination (docs/lifecycle.md rule 17a).
+    pub restarts_in_termination: u32,
+    /// The last instance's shell status (exit code, or 128 + signal); `null`
+    /// before one has ended.
+    pub last_exit: Option<i32>,
+    /// It is ready (what the READY column says of a sidecar or main).
+    pub ready: bool,
+    /// Its last `STATUS=` text (notify probes); `null` when it sent none.
+    pub status: Option<&'a str>,
+    /// Where its stop stands while it is being stopped; `null` otherwise.
+    pub stop: Option<StopReport>,
+}
+
+/// An entry's `stop` object (docs/control.md, "podinit status").
+#[derive(Debug, Clone, Serialize)]
+pub struct StopReport {
+    /// What the stop's time comes out of: `termination` (the pod's
+    /// termination budget) or `own` (a stop outside termination).
+    #[serde(serialize_with = "grace")]
+    pub grace: StopGrace,
+    /// Its pre_stop hook runs; the stop signal waits for it.
+    pub pre_stop: bool,
+    /// How long ago the stop signal went out; `None` while it has not. The
+    /// JSON says only whether it has (`signalled`: `true` or `false`).
+    #[serde(rename = "signalled", serialize_with = "is_some")]
+    pub signalled_ago: Option<Duration>,
+    /// When SIGKILL comes, at the latest, from now; whole milliseconds in
+    /// the JSON.
+    #[serde(rename = "kill_in_ms", serialize_with = "millis")]
+    pub kill_in: Duration,
+    /// SIGKILL has been sent.
+    pub killed: bool,
+}
+
+/// Which podinit answers: the report names it, so that a user with two
+/// podinits on one host sees which one they reached.
+#[derive(Debug, Clone, Default)]
+pub struct About {
+    /// podinit's pid (in its own PID namespace: 1 as a container's init).
+    pub pid: u32,
+    /// Its config file, `None` for a plain init.
+    pub config: Option<PathBuf>,
+    /// The socket it answers on.
+    pub socket: Option<PathBuf>,
+}
+
+/// The pod as a whole, for its report.
+#[derive(Debug, Clone, Copy)]
+pub struct PodFacts {
+    pub phase: Phase,
+    pub ready: bool,
+    /// What is left of `[pod] active_deadline`, when it has one.
+    pub deadline_in: Option<Duration>,
+    /// Restarts of the whole pod (`restart_all`).
+    pub pod_restarts: u32,
+    /// What is left of the termination budget while the pod terminates.
+    pub termination: Option<Duration>,
+}
+
+/// Renders the report of a pod at `now`; `said` is each entry's last
+/// `STATUS=` text (notify probes).
+pub fn render(
+    about: &About,
+    entries: &[EntryStatus],
+    said: &[Option<String>],
+    pod: &PodFacts,
+    now: Instant,
+) -> Report {
+    let report = PodReport::new(about, entries, said, pod, now);
+    // The NAME column fits every entry, shown or not.
+    let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
+    // Serialising these types cannot fail: no map, no key that is not a
+    // string, no Serialize of ours that returns an error.
+    let mut json = serde_json::to_string(&report).unwrap_or_default();
+    json.push('\n');
+    Report { ready: pod.ready, text: report.text(width), json }
+}
+
+impl<'a> PodReport<'a> {
+    /// The report of `entries` at `now`.
+    pub fn new(
+        about: &About,
+        entries: &'a [EntryStatus],
+        said: &'a [Option<String>],
+        pod: &PodFacts,
+        now: Instant,
+    ) -> PodReport<'a> {
+        let podinit = Podinit {
+            pid: about.pid,
+            config: about.config.as_ref().map(|c| c.display().to_string()),
+            socket: about.socket.as_ref().map_or_else(String::new, |s| s.display().to_string()),
+        };
+        // Entries removed by `podinit reload` show only while they still run.
+        let shown = entries.iter().enumerate().filter(|(_, e)| !e.removed || e.state == State::Running);
+        let entries = shown
+            .map(|(i, e)| EntryReport {
+                name: &e.name,
+                role: e.role,
+                state: state_name(e),
+                pid: e.pid,
+                restarts: e.restarts,
+                restarts_in_termination: e.restarts_in_termination,
+                last_exit: e.last_exit.map(|x| x.status()),
+                ready: e.ready,
+                status: said.get(i).and_then(Option::as_deref),
+                stop: e.stop.as_ref().map(|s| StopReport::new(s, now)),
+            })
+            .collect();
+        PodReport {
+            podinit,
+            phase: phase_name(pod.phase),
+            ready: pod.ready,
+            entries,
+            pod_restarts: pod.pod_restarts,
+            active_deadline_in: pod.deadline_in,
+            termination_budget_left: pod.termination,
+        }
+    }
+
+    /// The text of `podinit status`: who answers, a table of the entries
+    /// with a NAME column `width` wide, a line for each `STATUS=` text and
+    /// each stop, and the pod's line.
+    pub fn text(&self, width: usize) -> String {
+        // fmt::Write on a String cannot fail.
+        use std::fmt::Write as _;
+        let mut text = String::new();
+        let _ = writeln!(
+            text,
+            "podinit pid {}, config {}, socket {}",
+            self.podinit.pid,
+            self.podinit.config.as_deref().unwrap_or("none (a plain init)"),
+            self.podinit.socket
+        );
+        let _ = writeln!(
+            text,
+            "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY",
+            "NAME", "ROLE", "STATE", "PID", "RESTARTS", "LAST EXIT"
+        );
+        let mut status_lines = String::new();
+        for e in &self.entries {
+            let pid = e.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
+            let last_text = e.last_exit.map_or_else(|| "-".to_owned(), |x| x.to_string());
+            let is_ready = if e.role == Role::Init {
+                "-"
+            } else if e.ready {
+                "yes"
+            } else {
+                "no"
+            };
+            let _ = writeln!(
+                text,
+                "{:width$}  {:7}  {:8}  {pid:>7}  {:>8}  {last_text:>9}  {is_ready}",
+                e.name,
+                e.role.as_str(),
+                e.state,
+                e.restarts
+            );
+            if let Some(s) = e.status {
+                let _ = writeln!(status_lines, "{}: {s}", e.name);
+            }
+            if let Some(stop) = &e.stop {
+                let _ = writeln!(status_lines, "{}: {}", e.name, stop.text());
+            }
+        }
+        text.push_str(&status_lines);
+        let _ = write!(text, "pod: {}", self.phase);
+        if let Some(left) = self.termination_budget_left {
+            let _ = write!(text, " ({} of its budget left)", seconds(left));
+        }
+        text.push_str(if self.ready { ", ready" } else { ", not ready" });
+        if self.pod_restarts > 0 {
+            let _ = write!(text, ", whole pod restarted {} times", self.pod_restarts);
+        }
+        if let Some(left) = self.active_deadline_in {
+            let left = Duration::from_secs(left.as_secs());
+            let _ = write!(text, ", active deadline in {}", humantime::format_duration(left));
+        }
+        text.push('\n');
+        text
+    }
+}
+
+impl StopReport {
+    /// Where `stop` stands at `now`.
+    pub fn new(stop: &StopStatus, now: Instant) -> StopReport {
+        StopReport {
+            grace: stop.grace,
+            pre_stop: stop.in_pre_stop,
+            signalled_ago: stop.signalled_at.map(|at| now.saturating_duration_since(at)),
+            kill_in: stop.kill_by.saturating_duration_since(now),
+            killed: stop.killed,
+        }
+    }
+
+    /// One line on where the stop stands: what it waits for, when SIGKILL
+    /// comes at the latest and which time that draws on (docs/control.md,
+    /// "podinit status").
+    pub fn text(&self) -> String {
+        let grace = match self.grace {
+            StopGrace::Termination => "the pod's termination budget",
+            StopGrace::Own => "its own grace",
+        };
+        let kill_in = seconds(self.kill_in);
+        match (self.killed, self.signalled_ago, self.pre_stop) {
+            (true, _, _) => "stopping: SIGKILL sent".to_owned(),
+            (false, Some(ago), _) => {
+                format!("stopping: stop signal sent {} ago; SIGKILL in {kill_in} ({grace})", seconds(ago))
+            }
+            (false, None, true) => {
+                format!("stopping: pre_stop runs; SIGKILL in {kill_in} at the latest ({grace})")
+            }
+            (false, None, false) => {
+                format!("stopping: waits for its turn; SIGKILL in {kill_in} at the latest ({grace})")
+            }
+        }
+    }
+}
+
+/// A duration as `12.3 s`.
+fn seconds(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::Booting { .. } => "starting",
+        Phase::Running { .. } => "running",
+        Phase::Restarting => "restarting",
+        Phase::Terminating { .. } => "terminating",
+        Phase::Done => "exited",
+    }
+}
+
+/// A duration as whole milliseconds (`u64::MAX` past 584 million years).
+fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A duration as whole milliseconds, or `null`.
+fn some_millis<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => millis(d, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// Whether there is a value: `true` or `false`.
+fn is_some<T, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(v.is_some())
+}
+
+/// A role by its config name.
+fn role<S: Serializer>(r: &Role, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(r.as_str())
+}
+
+/// A stop's grace: `termination` or `own`.
+fn grace<S: Serializer>(g: &StopGrace, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match g {
+        StopGrace::Termination => "termination",
+        StopGrace::Own => "own",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lifecycle::exit_status::Exit;
+
+    fn entry(name: &str, role: Role, pid: Option<i32>, stop: Option<StopStatus>) -> EntryStatus {
+        EntryStatus {
+            name: name.into(),
+            role,
+            state: if pid.is_some() { State::Running } else { State::Exited },
+            pid,
+            restarts: 1,
+            last_exit: Some(Exit::Signal(15)),
+            started: true,
+            ready: pid.is_some(),
+            stopping: stop.is_some(),
+            held: false,
+            removed: false,
+            restarts_in_termination: 0,
+            stop,
+        }
+    }
+
+    /// The JSON's field names, order, nulls and numbers, and the text read
+    /// from the same report (docs/control.md, "podinit status").
+    #[test]
+    fn a_terminating_pod_renders_as_documented() {
+        let now = Instant::now() + Duration::from_secs(60);
+        let waits = StopStatus {
+            grace: StopGrace::Termination,
+            in_pre_stop: false,
+            signalled_at: None,
+            kill_by: now + Duration::from_millis(11_000),
+            killed: false,
+        };
+        let signalled = StopStatus { signalled_at: Some(now - Duration::from_secs(1)), ..waits };
+        let entries = [
+            entry("setup", Role::Init, None, None),
+            entry("side", Role::Sidecar, Some(10104), Some(waits)),
+            entry("app", Role::Main, Some(10108), Some(signalled)),
+        ];
+        let said = [None, Some("warming \"up\"".to_owned()), None];
+        let about = About { pid: 1, config: Some("/etc/podinit.toml".into()), socket: None };
+        let pod = PodFacts {
+            phase: Phase::Terminating { deadline: now, spent: false },
+            ready: false,
+            deadline_in: None,
+            pod_restarts: 0,
+            termination: Some(Duration::from_millis(9_000)),
+        };
+        let report = render(&about, &entries, &said, &pod, now);
+        assert!(!report.ready);
+        assert_eq!(
+            report.json,
+            concat!(
+                r#"{"podinit":{"pid":1,"config":"/etc/podinit.toml","socket":""},"phase":"terminating","ready":false,"entries":["#,
+                r#"{"name":"setup","role":"init","state":"exited","pid":null,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":false,"status":null,"stop":null},"#,
+                r#"{"name":"side","role":"sidecar","state":"stopping","pid":10104,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":true,"status":"warming \"up\"","stop":{"grace":"termination","pre_stop":false,"signalled":false,"kill_in_ms":11000,"killed":false}},"#,
+                r#"{"name":"app","role":"main","state":"stopping","pid":10108,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":true,"status":null,"stop":{"grace":"termination","pre_stop":false,"signalled":true,"kill_in_ms":11000,"killed":false}}"#,
+                r#"],"pod_restarts":0,"termination_budget_left_ms":9000}"#,
+                "\n"
+            )
+        );
+        assert_eq!(
+            report.text,
+            concat!(
+                "podinit pid 1, config /etc/podinit.toml, socket \n",
+                "NAME   ROLE     STATE         PID  RESTARTS  LAST EXIT  READY\n",
+                "setup  init     exited          -         1        143  -\n",
+                "side   sidecar  stopping    10104         1        143  yes\n",
+                "app    main     stopping    10108         1        143  yes\n",
+                "side: warming \"up\"\n",
+                "side: stopping: waits for its turn; SIGKILL in 11.0 s at the latest (the pod's termination budget)\n",
+                "app: stopping: stop signal sent 1.0 s ago; SIGKILL in 11.0 s (the pod's termination budget)\n",
+                "pod: terminating (9.0 s of its budget left), not ready\n",
+            )
+        );
+        let pod = PodFacts {
+            phase: Phase::Running { next_main: 1 },
+            ready: true,
+            deadline_in: Some(Duration::from_millis(90_500)),
+            pod_restarts: 2,
+            termination: None,
+        };
+        let report = render(&About::default(), &[], &[], &pod, now);
+        assert_eq!(
+            report.json,
+            concat!(
+                r#"{"podinit":{"pid":0,"config":null,"socket":""},"phase":"running","ready":true,"entries":[],"#,
+                r#""pod_restarts":2,"active_deadline_in_ms":90500}"#,
+                "\n"
+            )
+        );
+        assert!(
+            report
+                .text
+                .ends_with("pod: running, ready, whole pod restarted 2 times, active deadline in 1m 30s\n"),
+            "{}",
+            report.text
+        );
+    }
+}
