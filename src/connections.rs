@@ -51,8 +51,7 @@ const NOFILE_SHARE: u64 = 16;
 /// sixteenth of podinit's soft RLIMIT_NOFILE when that is less (at least 1).
 /// Read once, when the server starts: podinit does not change its own limit.
 pub fn cap() -> usize {
-    let soft = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-        .map_or(u64::MAX, |(soft, _)| soft);
+    let soft = crate::sys::process::open_files_limit().unwrap_or(u64::MAX);
     let share = usize::try_from(soft / NOFILE_SHARE).unwrap_or(usize::MAX);
     share.clamp(1, MAX_CONNECTIONS)
 }

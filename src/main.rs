@@ -2,6 +2,8 @@
 //! exit status (docs/signals.md, "Exit statuses": 2 for usage and configuration).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
+// System calls go through `podinit::sys`, the one module that writes `unsafe`.
+#![deny(unsafe_code)]
 
 use std::process::ExitCode;
 
@@ -37,7 +39,7 @@ fn main() -> ExitCode {
     let plain = cli.command.is_none() && cli.config.is_none() && !cli.argv.is_empty();
     let default_level = if plain { tracing::Level::WARN } else { tracing::Level::INFO };
     podinit::output::log::init(cli.log_format, default_level);
-    let is_root = nix::unistd::geteuid().is_root();
+    let is_root = podinit::sys::process::euid() == 0;
     match cli.command {
         Some(Command::Check { config, pod, commands, argv }) => {
             let config = config.or(cli.config);
@@ -299,7 +301,7 @@ fn run(spec: podinit::config::PodSpec, config: Option<PathBuf>, load_options: Lo
     if podinit::runtime::spawn::own_pid() != 1 {
         // Not PID 1 (e.g. under `docker run --init`), orphans must still
         // come to podinit to be reaped.
-        if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
+        if let Err(e) = podinit::sys::process::set_child_subreaper() {
             tracing::warn!("cannot become child subreaper: {e}; orphans will not be reaped");
         }
     }

@@ -7,22 +7,12 @@ use std::io::Read;
 /// `read` calls where `std::fs::read_to_string` makes a size query and a
 /// read per doubling from 32 bytes, nine calls for `/proc/self/status`.
 /// Bytes that are not UTF-8 are replaced (these files are ASCII). Opened
-/// with `openat(2)`: musl's `open` follows an `O_CLOEXEC` open with an
-/// `fcntl` for kernels older than 2.6.23, one more call for every read.
+/// with `openat(2)`, one call ([`crate::sys::fd::open_read`]).
 ///
 /// # Errors
 /// Opening or reading the file failed.
 pub fn read(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
-    use std::os::unix::ffi::OsStrExt;
-    let c_path = std::ffi::CString::new(path.as_ref().as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: openat(2) with a NUL-terminated path that outlives the call.
-    let fd = unsafe { libc::openat(libc::AT_FDCWD, c_path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor that nothing else owns.
-    let mut file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let mut file = crate::sys::fd::open_read(path.as_ref())?;
     let mut buf = vec![0u8; 4096];
     let mut len = 0;
     loop {

@@ -4,65 +4,10 @@
 //! Memory is bounded: a line longer than [`MAX_LINE`] is emitted in pieces,
 //! each framed, and an unfinished line is carried to the next read.
 
+use crate::sys::mem::append;
+
 /// Longest line written whole (bytes, without prefix); longer ones are split.
 pub const MAX_LINE: usize = 64 * 1024;
-
-/// Appends `src` to `out`, with the copy of a short `src` (at most
-/// [`SHORT_COPY`] bytes: a prefix, a JSON head, a typical log line) done in
-/// place rather than by the C library. musl's `memcpy` moves bytes one at a
-/// time until the destination is aligned and then starts `rep movsq`, which
-/// costs more than the copy itself at these sizes: with two or three short
-/// copies per line it was a quarter of the CPU of a prefixed pipeline of
-/// 100-byte lines (perf). Longer slices go to `memcpy`.
-#[inline]
-fn append(out: &mut Vec<u8>, src: &[u8]) {
-    let n = src.len();
-    if n > SHORT_COPY {
-        out.extend_from_slice(src);
-        return;
-    }
-    out.reserve(n);
-    let len = out.len();
-    let dst = &mut out.spare_capacity_mut()[..n];
-    // Two copies of a fixed size that overlap in the middle cover any length
-    // from that size to twice it; LLVM turns each into a few vector moves.
-    match n {
-        65.. => overlapping::<64>(dst, src),
-        32..=64 => overlapping::<32>(dst, src),
-        16..=31 => overlapping::<16>(dst, src),
-        8..=15 => overlapping::<8>(dst, src),
-        4..=7 => overlapping::<4>(dst, src),
-        1..=3 => {
-            dst[0].write(src[0]);
-            dst[n / 2].write(src[n / 2]);
-            dst[n - 1].write(src[n - 1]);
-        }
-        0 => {}
-    }
-    // SAFETY: the n bytes after `len` were reserved and have all been written.
-    unsafe { out.set_len(len + n) };
-}
-
-/// Longest slice [`append`] copies itself (bytes).
-const SHORT_COPY: usize = 128;
-
-/// Copies `src` (N to 2N bytes) to `dst` (as long) as its first N and its last
-/// N bytes.
-#[inline(always)]
-fn overlapping<const N: usize>(dst: &mut [std::mem::MaybeUninit<u8>], src: &[u8]) {
-    let n = src.len();
-    debug_assert!((N..=2 * N).contains(&n) && dst.len() == n);
-    let (src_head, src_tail) = (&src[..N], &src[n - N..]);
-    // SAFETY: each slice read or written here is N bytes long (the slicing
-    // checks the bounds: n >= N and dst is n long), read and written as one
-    // unaligned [u8; N]; MaybeUninit<u8> has the layout of u8.
-    unsafe {
-        let head = src_head.as_ptr().cast::<[u8; N]>().read_unaligned();
-        let tail = src_tail.as_ptr().cast::<[u8; N]>().read_unaligned();
-        dst[..N].as_mut_ptr().cast::<[u8; N]>().write_unaligned(head);
-        dst[n - N..].as_mut_ptr().cast::<[u8; N]>().write_unaligned(tail);
-    }
-}
 
 /// How a pump frames each line.
 #[derive(Debug, Clone)]
@@ -165,51 +110,36 @@ use plain_run_words as plain_run;
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn plain_run_sse2<const ASCII_ONLY: bool>(bytes: &[u8]) -> usize {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
-        _mm_or_si128, _mm_set1_epi8,
-    };
     const BLOCK: usize = 16;
     let n = bytes.len();
     if n < BLOCK {
         return bytes.iter().position(|&b| !is_plain::<ASCII_ONLY>(b)).unwrap_or(n);
     }
-    // SAFETY: SSE2 is always there on x86_64; each load reads the 16 bytes at
-    // an offset of at most n - 16 into `bytes`, unaligned loads being allowed.
-    unsafe {
-        // A bit for each of the 16 bytes at `at` that is not plain.
-        let dirty = |at: usize| -> u32 {
-            let x = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
-            let low = if ASCII_ONLY {
-                // Signed: below 0x20, or 0x80 and above.
-                _mm_cmplt_epi8(x, _mm_set1_epi8(0x20))
-            } else {
-                // Unsigned x <= 0x1f.
-                _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x)
-            };
-            let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
-            let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
-            _mm_movemask_epi8(_mm_or_si128(low, _mm_or_si128(quote, backslash))) as u32
-        };
-        let mut at = 0;
-        while at + BLOCK <= n {
-            let mask = dirty(at);
-            if mask != 0 {
-                return at + mask.trailing_zeros() as usize;
-            }
-            at += BLOCK;
-        }
-        if at == n {
-            return n;
-        }
-        // The last block overlaps the one before: its first bytes are known plain.
-        let last = n - BLOCK;
-        let mask = dirty(last) >> (at - last);
+    // A bit for each of the 16 bytes of `block` that is not plain.
+    let dirty = crate::sys::mem::json_escapes16::<ASCII_ONLY>;
+    let (blocks, _) = bytes.as_chunks::<BLOCK>();
+    let mut at = 0;
+    for block in blocks {
+        let mask = dirty(block);
         if mask != 0 {
-            at + mask.trailing_zeros() as usize
-        } else {
-            n
+            return at + mask.trailing_zeros() as usize;
         }
+        at += BLOCK;
+    }
+    if at == n {
+        return n;
+    }
+    // The last block overlaps the one before: its first bytes are known plain.
+    let Some(last_block) = bytes.last_chunk::<BLOCK>() else {
+        // Cannot happen (n >= BLOCK); the plain way, should it.
+        return at + bytes[at..].iter().position(|&b| !is_plain::<ASCII_ONLY>(b)).unwrap_or(n - at);
+    };
+    let last = n - BLOCK;
+    let mask = dirty(last_block) >> (at - last);
+    if mask != 0 {
+        at + mask.trailing_zeros() as usize
+    } else {
+        n
     }
 }
 

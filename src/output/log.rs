@@ -323,13 +323,7 @@ pub fn flush_log(deadline: Instant) {
 /// Blocks every signal in the calling thread (a fault such as SIGSEGV is
 /// still delivered to the thread that caused it: the kernel forces those).
 fn block_all_signals() {
-    // SAFETY: sigfillset on a local set; pthread_sigmask changes only the
-    // calling thread's mask.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
-    }
+    crate::sys::signal::block_in_thread(&crate::sys::signal::SigSet::full());
 }
 
 fn start_log_thread() -> Option<std_mpsc::SyncSender<LogItem>> {

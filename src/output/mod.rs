@@ -114,21 +114,15 @@ fn write_lane(fd: i32, buf: &[u8]) {
 /// stdout must not stop podinit.
 pub(crate) fn write_all(fd: i32, mut buf: &[u8]) {
     while !buf.is_empty() {
-        // SAFETY: writes from a valid slice to a descriptor podinit keeps open.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n > 0 {
-            buf = &buf[n.unsigned_abs()..];
-            continue;
-        }
-        let err = io::Error::last_os_error();
-        match err.kind() {
-            io::ErrorKind::Interrupted => {}
-            io::ErrorKind::WouldBlock => {
-                let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
-                // SAFETY: one valid pollfd.
-                unsafe { libc::poll(&mut pfd, 1, 100) };
-            }
-            _ => return,
+        match crate::sys::fd::write(fd, buf) {
+            Ok(n) if n > 0 => buf = &buf[n..],
+            // Nothing taken and no error: nothing will be.
+            Ok(_) => return,
+            Err(e) => match e.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock => crate::sys::fd::wait_writable(fd, 100),
+                _ => return,
+            },
         }
     }
 }
@@ -271,8 +265,8 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32, mut scan: Optio
             buf.resize((buf.len() * 4).min(READ_SIZE), 0);
         } else if buf.len() == READ_SIZE && n >= BUSY_READ && !pipe_grown {
             pipe_grown = true;
-            // SAFETY: fcntl(2) on the pipe this pump owns; a failure changes nothing.
-            unsafe { libc::fcntl(rx.as_raw_fd(), libc::F_SETPIPE_SZ, BUSY_PIPE_SIZE) };
+            // On the pipe this pump owns; a failure changes nothing.
+            let _ = crate::sys::fd::set_pipe_size(rx.as_raw_fd(), BUSY_PIPE_SIZE);
         }
         if eof {
             break;
@@ -295,15 +289,12 @@ async fn pump(mut rx: pipe::Receiver, framing: Framing, fd: i32, mut scan: Optio
 mod tests {
     use super::*;
     use std::io::Read;
-    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::fd::AsRawFd;
 
     /// What `write` wrote to a pipe's write end, read back.
     fn read_back(write: impl FnOnce(i32)) -> Vec<u8> {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        // SAFETY: both are new descriptors owned here.
-        let (mut r, w) = unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) };
+        let (r, w) = nix::unistd::pipe().unwrap();
+        let (mut r, w) = (std::fs::File::from(r), std::fs::File::from(w));
         let reader = std::thread::spawn(move || {
             let mut got = Vec::new();
             r.read_to_end(&mut got).unwrap();

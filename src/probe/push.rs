@@ -22,13 +22,14 @@
 //! (docs/configuration.md, "Probes the process answers").
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
 use crate::config::{ProbeAction, ProbeKind, ProbeSpec};
+use crate::sys::socket::recv_with_pid;
 
 /// Most bytes of a `STATUS=` text kept (the rest is cut).
 pub const MAX_STATUS: usize = 256;
@@ -134,20 +135,7 @@ impl NotifySocket {
         let _ = std::fs::remove_file(path);
         let socket = std::os::unix::net::UnixDatagram::bind(path)?;
         socket.set_nonblocking(true)?;
-        let on: libc::c_int = 1;
-        // SAFETY: a valid descriptor and an option value of the size given.
-        let set = unsafe {
-            libc::setsockopt(
-                socket.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_PASSCRED,
-                (&raw const on).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if set != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        crate::sys::socket::pass_credentials(&socket)?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
         Ok(NotifySocket { socket: tokio::net::UnixDatagram::from_std(socket)?, path: path.to_owned() })
     }
@@ -184,49 +172,6 @@ impl NotifySocket {
             }
         }
     }
-}
-
-/// One datagram into `buf`: its length and its sender's pid, or `None` when
-/// it was cut (longer than `buf`) or came without credentials. Descriptors
-/// passed along are closed before this returns.
-fn recv_with_pid(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, i32)>> {
-    // Room for credentials plus a few descriptors (sd_notify's barrier).
-    let mut control = [0u64; 64];
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-    // SAFETY: msghdr is plain data; zeroed is a valid value.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &raw mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control) as _;
-    // SAFETY: msg points at live buffers of the sizes given.
-    let n = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut pid = None;
-    // SAFETY: the CMSG_* walk stays inside msg_control as the kernel filled it.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&raw const msg);
-        while !c.is_null() {
-            let data = libc::CMSG_DATA(c);
-            let len = (*c).cmsg_len as usize - (data as usize - c as usize);
-            match ((*c).cmsg_level, (*c).cmsg_type) {
-                (libc::SOL_SOCKET, libc::SCM_CREDENTIALS) if len >= std::mem::size_of::<libc::ucred>() => {
-                    pid = Some(std::ptr::read_unaligned(data.cast::<libc::ucred>()).pid);
-                }
-                (libc::SOL_SOCKET, libc::SCM_RIGHTS) => {
-                    for i in 0..len / std::mem::size_of::<RawFd>() {
-                        drop(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.cast::<RawFd>().add(i))));
-                    }
-                }
-                _ => {}
-            }
-            c = libc::CMSG_NXTHDR(&raw const msg, c);
-        }
-    }
-    let cut = msg.msg_flags & libc::MSG_TRUNC != 0;
-    Ok(pid.filter(|_| !cut).map(|pid| (n.unsigned_abs(), pid)))
 }
 
 /// Runs one push probe of `kind`: a result every `period` (ready, or for a
@@ -292,8 +237,7 @@ pub fn missing(kind: ProbeKind, action: &ProbeAction) -> String {
 /// entry as the leader of its own group). A sender that has already gone
 /// cannot be checked, and does not count.
 pub fn in_group(pid: i32, leader: i32) -> bool {
-    // SAFETY: getpgid only reads.
-    pid == leader || (pid > 0 && unsafe { libc::getpgid(pid) } == leader)
+    pid == leader || (pid > 0 && crate::sys::process::process_group(pid).is_ok_and(|g| g == leader))
 }
 
 /// A pipe for `fd` probes: podinit reads `read`; `write` goes to the child's
@@ -310,15 +254,8 @@ impl NotificationPipe {
     /// # Errors
     /// `pipe2` failed (out of descriptors).
     pub fn new() -> io::Result<NotificationPipe> {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for the two descriptors pipe2 writes.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: both are new descriptors owned by no one else.
-        Ok(unsafe {
-            NotificationPipe { read: OwnedFd::from_raw_fd(fds[0]), write: OwnedFd::from_raw_fd(fds[1]) }
-        })
+        let (read, write) = crate::sys::fd::pipe()?;
+        Ok(NotificationPipe { read, write })
     }
 }
 
@@ -464,8 +401,7 @@ mod tests {
     #[test]
     fn credentials_are_checked_by_process_group() {
         let me = std::process::id() as i32;
-        // SAFETY: getpgrp only reads.
-        let group = unsafe { libc::getpgrp() };
+        let group = nix::unistd::getpgrp().as_raw();
         assert!(in_group(me, me));
         assert!(in_group(me, group));
         assert!(!in_group(me, group + 1) || me == group + 1);

@@ -58,7 +58,7 @@ impl Timers {
 /// and share a /tmp), and creating it fails rather than reuse one.
 pub(crate) fn private_dir(what: &str, mode: u32) -> Option<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    let uid = nix::unistd::geteuid().as_raw();
+    let uid = crate::sys::process::euid();
     let bases = [
         std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
         Some("/run".into()),

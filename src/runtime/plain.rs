@@ -21,6 +21,7 @@ use crate::runtime::reaper::{Reaper, Waiter};
 use crate::runtime::signals;
 use crate::runtime::spawn::{command, spawn, Stdio3};
 use crate::runtime::supervisor::{kill_and_reap_leftovers, log_note, signal_event, spawn_failed};
+use crate::sys::signal::SigSet;
 
 /// Whether this pod can run as a plain init: no config file, no status
 /// socket (`PODINIT_STATUS_SOCKET`), no HTTP endpoint (`PODINIT_HTTP`), and
@@ -42,7 +43,7 @@ pub fn fits(spec: &PodSpec, config_file: bool) -> bool {
 /// Runs the pod to the end on the calling thread and returns podinit's exit
 /// status. `caught` is the set [`signals::block_caught`] blocked on this
 /// thread before anything was started, so that no signal is missed.
-pub fn run(spec: PodSpec, caught: &libc::sigset_t) -> i32 {
+pub fn run(spec: PodSpec, caught: &SigSet) -> i32 {
     let mut fx = Plain::new(&spec);
     let mut pod = Pod::new(spec);
     let mut driver = Driver::new();
@@ -102,7 +103,7 @@ impl Plain {
         Plain {
             reaper: Reaper::default(),
             stdin_entry: spec.entries.iter().position(|e| e.role == Role::Main),
-            terminal: nix::unistd::isatty(0).unwrap_or(false),
+            terminal: crate::sys::fd::is_terminal(0),
             timers: crate::runtime::Timers::default(),
             spawn_failures: vec![0; spec.entries.len()],
         }

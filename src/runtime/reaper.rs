@@ -30,8 +30,6 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::io;
-use std::os::fd::AsRawFd;
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Command};
 
 use tokio::sync::oneshot;
@@ -39,10 +37,7 @@ use tokio::sync::oneshot;
 use crate::config::Signal;
 use crate::lifecycle::exit_status::{Exit, WaitStatus};
 use crate::lifecycle::{EntryId, Instance};
-
-/// `pidfd_send_signal(2)` flag: signal the process group of the pidfd's
-/// process (Linux 6.9).
-const PIDFD_SIGNAL_PROCESS_GROUP: libc::c_uint = 1 << 2;
+use crate::sys::process::{Pidfd, PIDFD_SIGNAL_PROCESS_GROUP};
 
 /// Who wants to know that a pid exited.
 #[derive(Debug)]
@@ -58,61 +53,6 @@ struct Managed {
     waiter: Waiter,
     /// A pidfd of the process (Linux 5.3+), `None` where the kernel has none.
     pidfd: Option<Pidfd>,
-}
-
-/// A pidfd (`pidfd_open(2)`, Linux 5.3): a handle on one process that a
-/// recycled pid cannot redirect. A signal sent through it reaches that
-/// process or, once it has been reaped, nothing (`ESRCH`).
-#[derive(Debug)]
-pub(crate) struct Pidfd(OwnedFd);
-
-impl Pidfd {
-    /// A pidfd of whatever process has `pid` now.
-    ///
-    /// # Errors
-    /// `ESRCH` for no such process, `ENOSYS` on a kernel without pidfds,
-    /// or `EMFILE` when podinit has no descriptor left.
-    pub(crate) fn open(pid: i32) -> io::Result<Pidfd> {
-        // SAFETY: pidfd_open(2) takes two integers; the returned descriptor
-        // is owned from here on.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        match i32::try_from(fd) {
-            // SAFETY: a fresh descriptor that nothing else owns.
-            Ok(fd) if fd >= 0 => Ok(Pidfd(unsafe { OwnedFd::from_raw_fd(fd) })),
-            _ => Err(io::Error::last_os_error()),
-        }
-    }
-
-    /// Sends `signal` to the process (0: only checks that it is not reaped
-    /// yet; a zombie still counts), with `flags` for `pidfd_send_signal(2)`.
-    ///
-    /// # Errors
-    /// `ESRCH` once the process has been reaped, or the system call's error.
-    fn send(&self, signal: i32, flags: libc::c_uint) -> io::Result<()> {
-        // SAFETY: pidfd_send_signal(2) on a descriptor we own; no siginfo.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                self.0.as_raw_fd(),
-                signal,
-                std::ptr::null::<libc::siginfo_t>(),
-                flags,
-            )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    }
-
-    /// Sends `signal` to the process; 0 checks that it is not reaped yet.
-    ///
-    /// # Errors
-    /// As [`Pidfd::send`].
-    pub(crate) fn signal(&self, signal: i32) -> io::Result<()> {
-        self.send(signal, 0)
-    }
 }
 
 /// The child table.
@@ -134,10 +74,6 @@ pub struct Reaped {
     pub entries: Vec<(EntryId, Instance, Exit)>,
     /// How many unmanaged processes (orphans) were reaped.
     pub orphans: usize,
-}
-
-fn errno() -> i32 {
-    io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 impl Reaper {
@@ -198,12 +134,7 @@ impl Reaper {
             // An older kernel: no group flag. Plain kill from now on.
             self.pidfd_groups.set(Some(false));
         }
-        // SAFETY: kill(2) has no memory-safety preconditions.
-        if unsafe { libc::kill(-pid, signal.number()) } == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
+        crate::sys::process::kill(-pid, signal.number())
     }
 
     /// Reaps every child that has exited, managed or not, without blocking.
@@ -217,8 +148,7 @@ impl Reaper {
                 // When an entry's own process ends, what is left of its group is
                 // killed, as a container's processes die with its PID 1. The
                 // unreaped leader still holds the group id, so it is not reused.
-                // SAFETY: kill(2) has no memory-safety preconditions.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                let _ = crate::sys::process::kill(-pid, libc::SIGKILL);
             }
             let exit = match reap(pid) {
                 Some(exit) => exit,
@@ -243,9 +173,7 @@ impl Reaper {
     /// Reaps whatever has exited, without the table: only for the last resort
     /// after a panic, when nothing will read an exit status any more.
     pub fn reap_any_now() {
-        let mut status = 0;
-        // SAFETY: waitpid(2) into a local integer.
-        while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
+        while let Ok(Some(_)) = crate::sys::process::reap_nohang(-1) {}
     }
 
     /// Whether podinit has any child at all, managed or not, exited or not
@@ -279,23 +207,16 @@ enum Peek {
 
 fn peek() -> Peek {
     loop {
-        // SAFETY: waitid(2) into a zeroed, locally owned siginfo_t.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-        // SAFETY: as above.
-        if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } != 0 {
-            match errno() {
-                libc::EINTR => continue,
-                libc::ECHILD => return Peek::NoChildren,
-                e => {
-                    tracing::warn!("waitid: {}", io::Error::from_raw_os_error(e));
-                    return Peek::Failed;
-                }
+        match crate::sys::process::peek_exited() {
+            Ok(Some(pid)) => return Peek::Exited(pid),
+            Ok(None) => return Peek::Running,
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ECHILD) => return Peek::NoChildren,
+            Err(e) => {
+                tracing::warn!("waitid: {e}");
+                return Peek::Failed;
             }
         }
-        // SAFETY: waitid filled in a SIGCHLD siginfo (or left it zero).
-        let pid = unsafe { info.si_pid() };
-        return if pid > 0 { Peek::Exited(pid) } else { Peek::Running };
     }
 }
 
@@ -310,20 +231,15 @@ fn peek_exited() -> Option<i32> {
 
 /// Reaps `pid`, known to have exited, and decodes its raw status.
 fn reap(pid: i32) -> Option<Exit> {
-    let mut raw = 0;
-    loop {
-        // SAFETY: waitpid(2) into a local integer.
-        let r = unsafe { libc::waitpid(pid, &mut raw, libc::WNOHANG) };
-        if r == pid {
-            break;
+    let raw = loop {
+        match crate::sys::process::reap_nohang(pid) {
+            Ok(Some((r, raw))) if r == pid => break raw,
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            // Cannot happen after waitid saw it exit; consume it through
+            // waitid itself, so that it never blocks the drain.
+            _ => return reap_with_waitid(pid),
         }
-        if r < 0 && errno() == libc::EINTR {
-            continue;
-        }
-        // Cannot happen after waitid saw it exit; consume it through waitid
-        // itself, so that it never blocks the drain.
-        return reap_with_waitid(pid);
-    }
+    };
     Some(WaitStatus::from_raw(raw).exit().unwrap_or_else(|| {
         tracing::warn!("pid {pid}: wait status {raw:#x} is not an exit; counted as status 255");
         Exit::Code(255)
@@ -331,18 +247,14 @@ fn reap(pid: i32) -> Option<Exit> {
 }
 
 fn reap_with_waitid(pid: i32) -> Option<Exit> {
-    // SAFETY: waitid(2) into a zeroed, locally owned siginfo_t.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; pid_t fits id_t for a positive pid.
-    let r =
-        unsafe { libc::waitid(libc::P_PID, pid.unsigned_abs(), &mut info, libc::WEXITED | libc::WNOHANG) };
-    if r != 0 {
-        tracing::warn!("pid {pid} could not be reaped: {}", io::Error::last_os_error());
-        return None;
-    }
-    // SAFETY: waitid filled in a SIGCHLD siginfo.
-    let status = unsafe { info.si_status() };
-    Some(match info.si_code {
+    let (code, status) = match crate::sys::process::reap_with_waitid(pid) {
+        Ok(info) => info,
+        Err(e) => {
+            tracing::warn!("pid {pid} could not be reaped: {e}");
+            return None;
+        }
+    };
+    Some(match code {
         libc::CLD_EXITED => Exit::Code(status & 0xff),
         _ => Exit::Signal(status & 0x7f),
     })

@@ -4,12 +4,14 @@
 //! blocked in every thread ([`block_caught`]) and taken off the kernel's
 //! queue, in a pod by one thread that does nothing else, which hands it to
 //! the event loop ([`take_on_signal_thread`]), in a plain init by its one
-//! thread itself ([`wait_for`]). The one function here that must be
-//! async-signal-safe is [`reset_for_child`], which runs between fork and exec
-//! and therefore makes raw system calls only.
+//! thread itself ([`wait_for`]). What a child puts back between fork and
+//! exec is decided here ([`child_resets`]) and done by `sys::child`. The
+//! system calls themselves are `sys::signal`'s.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crate::sys::signal::{self as sys_signal, SigSet};
 
 /// Called once at start-up: every signal that podinit's own parent left
 /// ignored (nohup, a shell's background job) goes back to default. The mask
@@ -17,7 +19,7 @@ use std::sync::Arc;
 /// waits for [`take_on_signal_thread`], which sets the whole mask. SIGPIPE
 /// stays ignored for podinit itself: a closed stdout must give EPIPE, not
 /// death. Children reset everything anyway
-/// ([`reset_for_child`]); this is for podinit's own sake (an ignored SIGTERM
+/// ([`child_resets`]); this is for podinit's own sake (an ignored SIGTERM
 /// would be one podinit never hears of).
 pub fn reset_inherited() {
     // The kernel lists the ignored ones: one read instead of a query per signal.
@@ -27,23 +29,16 @@ pub fn reset_inherited() {
     });
     // Unknown: as if all three were ignored, so that every child resets them.
     INHERITED_IGNORED.store(ignored.map_or(C_LIBRARY_SIGNALS, |m| m & C_LIBRARY_SIGNALS), Ordering::Relaxed);
-    // SAFETY: plain sigaction calls on locally owned structures, before any
-    // other thread but the log thread (which blocks every signal) exists.
-    unsafe {
-        let mut dfl: libc::sigaction = std::mem::zeroed();
-        dfl.sa_sigaction = libc::SIG_DFL;
-        for sig in 1..=libc::SIGRTMAX() {
-            let bit = 1u64 << (sig - 1);
-            let was_ignored = match ignored {
-                Some(mask) => mask & bit != 0,
-                None => {
-                    let mut old: libc::sigaction = std::mem::zeroed();
-                    libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
-                }
-            };
-            if was_ignored && sig != libc::SIGPIPE {
-                libc::sigaction(sig, &dfl, std::ptr::null_mut());
-            }
+    // Before any other thread but the log thread (which blocks every
+    // signal) exists.
+    for sig in 1..=sys_signal::max() {
+        let bit = 1u64 << (sig - 1);
+        let was_ignored = match ignored {
+            Some(mask) => mask & bit != 0,
+            None => sys_signal::is_ignored(sig),
+        };
+        if was_ignored && sig != libc::SIGPIPE {
+            sys_signal::set_default(sig);
         }
     }
 }
@@ -74,7 +69,7 @@ pub fn reset_inherited() {
 /// event loop goes on reaping, forwarding and ending the pod. The main
 /// thread's mask also keeps a pending signal from failing its `fork` over and
 /// over (the kernel restarts a fork that a signal interrupts). Children are
-/// unaffected: [`reset_for_child`] empties the mask they inherit.
+/// unaffected: each empties the mask it inherits (`sys::child`).
 ///
 /// # Errors
 /// The thread could not be started. The caught signals are then unblocked
@@ -84,10 +79,8 @@ pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> s
     let shared = Arc::new(Pending { bits: AtomicU64::new(0), wake: tokio::sync::Notify::new() });
     let to_loop = Arc::clone(&shared);
     let spawned = std::thread::Builder::new().name("podinit-signals".into()).spawn(move || loop {
-        // SAFETY: waits for one signal of a set every thread blocks; no
-        // siginfo is asked for.
-        let sig = unsafe { libc::sigwaitinfo(&set, std::ptr::null_mut()) };
-        if (1..=64).contains(&sig) {
+        // One signal of a set every thread blocks.
+        if let Some(sig) = sys_signal::wait(&set).filter(|s| (1..=64).contains(s)) {
             to_loop.bits.fetch_or(1 << (sig - 1), Ordering::AcqRel);
             to_loop.wake.notify_one();
         }
@@ -95,8 +88,7 @@ pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> s
     match spawned {
         Ok(_) => Ok(Caught { shared, ready: 0 }),
         Err(e) => {
-            // SAFETY: as above, the calling thread's mask only.
-            unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+            sys_signal::unblock_in_thread(&set);
             Err(e)
         }
     }
@@ -109,22 +101,17 @@ pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> s
 /// for whoever waits for the set ([`take_on_signal_thread`], or [`wait_for`]
 /// on the plain init's one thread). Threads started afterwards inherit the
 /// mask.
-pub fn block_caught(caught: impl IntoIterator<Item = libc::c_int>) -> libc::sigset_t {
-    // SAFETY: sigemptyset/sigaddset on local sets, pthread_sigmask on the
-    // calling thread only.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in caught {
-            libc::sigaddset(&mut set, sig);
-        }
-        let mut mask = set;
-        for sig in OWN_STOPS_AND_LIMITS {
-            libc::sigaddset(&mut mask, sig);
-        }
-        libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
-        set
+pub fn block_caught(caught: impl IntoIterator<Item = libc::c_int>) -> SigSet {
+    let mut set = SigSet::empty();
+    for sig in caught {
+        set.add(sig);
     }
+    let mut mask = set;
+    for sig in OWN_STOPS_AND_LIMITS {
+        mask.add(sig);
+    }
+    sys_signal::set_thread_mask(&mask);
+    set
 }
 
 /// Takes one signal of `set` (blocked in the calling thread, [`block_caught`])
@@ -132,33 +119,10 @@ pub fn block_caught(caught: impl IntoIterator<Item = libc::c_int>) -> libc::sigs
 /// takes); `None` when the time ran out or the wait was interrupted. The
 /// kernel hands out the lowest-numbered pending signal first, so SIGCHLD and
 /// SIGTERM always come before any real-time signal: a flood of those never
-/// delays reaping or termination (`sigtimedwait(2)`, as tini waits).
-///
-/// The system call is made directly: musl's `sigtimedwait` retries an
-/// interrupted wait (podinit stopped and continued, a debugger attached, its
-/// cgroup frozen) with the same relative timeout, so every interruption
-/// would start a grace period's wait over. Here the caller gets `None` and
-/// computes the timeout again from its deadline.
-pub fn wait_for(set: &libc::sigset_t, timeout: Option<std::time::Duration>) -> Option<libc::c_int> {
-    // Capped at 2^31 - 1 s (68 years), which fits every width of time_t.
-    let limit = timeout.map(|t| libc::timespec {
-        tv_sec: t.as_secs().min(0x7fff_ffff).try_into().unwrap_or(0),
-        tv_nsec: t.subsec_nanos().into(),
-    });
-    let limit_ptr = limit.as_ref().map_or(std::ptr::null(), |l| l as *const libc::timespec);
-    // SAFETY: rt_sigtimedwait(2) reads the first KERNEL_SIGSET_SIZE bytes of
-    // a set and a timespec owned by the caller and this frame (the kernel's
-    // timespec on 64-bit targets); no siginfo is asked for.
-    let sig = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigtimedwait,
-            set as *const libc::sigset_t,
-            std::ptr::null_mut::<libc::siginfo_t>(),
-            limit_ptr,
-            KERNEL_SIGSET_SIZE,
-        )
-    };
-    libc::c_int::try_from(sig).ok().filter(|&s| s > 0)
+/// delays reaping or termination (`sigtimedwait(2)`, as tini waits; an
+/// interrupted wait is not restarted, `sys::signal::timed_wait`).
+pub fn wait_for(set: &SigSet, timeout: Option<std::time::Duration>) -> Option<libc::c_int> {
+    sys_signal::timed_wait(set, timeout)
 }
 
 /// The signals the signal thread has taken, for the event loop
@@ -213,7 +177,7 @@ impl Caught {
 /// (forwarding them would kill an innocent main; blocked, a write past the
 /// limit fails with EFBIG instead). Blocked rather than ignored: an ignored
 /// disposition survives exec, so every child would have to put five of them
-/// back; the mask a child empties anyway ([`reset_for_child`]).
+/// back; the mask a child empties anyway (`sys::child`).
 const OWN_STOPS_AND_LIMITS: [i32; 5] =
     [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGXCPU, libc::SIGXFSZ];
 
@@ -223,7 +187,7 @@ const OWN_STOPS_AND_LIMITS: [i32; 5] =
 /// started podinit with `posix_spawn` leaves them so) stays ignored in
 /// podinit. SIGPIPE, which Rust's runtime ignores in podinit, the standard
 /// library's `Command` itself puts back to default in every child, before
-/// [`reset_for_child`] runs (std's unix spawn, unless a program opts out with
+/// podinit's own reset runs (std's unix spawn, unless a program opts out with
 /// `-Zon-broken-pipe`, which podinit does not); a second reset here would be
 /// one more system call per process started. Every other signal is at its
 /// default or has one of the Rust runtime's fault handlers (SIGSEGV, SIGBUS),
@@ -240,59 +204,31 @@ const C_LIBRARY_SIGNALS: u64 = 0b111 << 31;
 /// child. All three until it has run.
 static INHERITED_IGNORED: AtomicU64 = AtomicU64::new(C_LIBRARY_SIGNALS);
 
-/// The kernel's `struct sigaction` for `rt_sigaction(2)` (handler, flags,
-/// restorer, mask on x86_64 and aarch64), all zero: SIG_DFL, no flags, empty
-/// mask.
-const KERNEL_SIGACTION_DFL: [u64; 4] = [0; 4];
-/// `sizeof(sigset_t)` as the kernel counts it: 64 signals.
-const KERNEL_SIGSET_SIZE: usize = 8;
-
-/// Puts every signal disposition back to default and empties the signal mask.
+/// Which signal dispositions a child must put back to default between fork
+/// and exec (bit N-1 for signal N; `sys::child` resets them, ascending,
+/// then empties the mask).
 ///
-/// Runs in the child between fork and exec, so it makes raw system calls only
-/// (no allocation, no locks). Handlers are reset by exec anyway; what survives
-/// exec is an *ignored* disposition and the mask, so both are cleared here:
-/// the mask, and the C library's signals 32, 33 and 34 when podinit
-/// inherited them ignored ([`IGNORED_BY_PODINIT`]; it put every other signal
-/// it inherited ignored back to default at start-up, [`reset_inherited`], and
-/// std resets SIGPIPE): one to four system calls where one per signal would
-/// be 62.
-/// It calls the kernel directly rather than libc's `sigaction`. Children are
-/// never started with `posix_spawn`, which would leave the C library's own
-/// signals (32, 33, and 34 on musl) *ignored* in the child (`spawn.rs`).
-///
-/// # Errors
-/// The errno of a failing `rt_sigprocmask`; `rt_sigaction` cannot fail for
-/// these three signals.
-pub fn reset_for_child() -> std::io::Result<()> {
-    // SAFETY: raw rt_sigaction/rt_sigprocmask system calls on constant,
-    // correctly sized kernel structures; valid between fork and exec.
-    unsafe {
-        // An atomic load: async-signal-safe, no lock.
-        let inherited = INHERITED_IGNORED.load(Ordering::Relaxed);
-        for sig in IGNORED_BY_PODINIT {
-            if C_LIBRARY_SIGNALS & (1 << (sig - 1)) != 0 && inherited & (1 << (sig - 1)) == 0 {
-                continue;
-            }
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                sig,
-                KERNEL_SIGACTION_DFL.as_ptr(),
-                std::ptr::null_mut::<u64>(),
-                KERNEL_SIGSET_SIZE,
-            );
-        }
-        let empty: u64 = 0;
-        let r = libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &empty as *const u64,
-            std::ptr::null_mut::<u64>(),
-            KERNEL_SIGSET_SIZE,
-        );
-        if r != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+/// Handlers are reset by exec anyway; what survives exec is an *ignored*
+/// disposition and the mask. Here: the C library's signals 32, 33 and 34
+/// when podinit inherited them ignored (`IGNORED_BY_PODINIT`; it put every
+/// other signal it inherited ignored back to default at start-up,
+/// [`reset_inherited`], and std resets SIGPIPE): one to four system calls in
+/// the child where one per signal would be 62. The child calls the kernel
+/// directly rather than libc's `sigaction`. Children are never started with
+/// `posix_spawn`, which would leave the C library's own signals (32, 33, and
+/// 34 on musl) *ignored* in the child (`spawn.rs`).
+pub fn child_resets() -> u64 {
+    // The C library's signals only if inherited ignored; any other always.
+    IGNORED_BY_PODINIT_BITS & (!C_LIBRARY_SIGNALS | INHERITED_IGNORED.load(Ordering::Relaxed))
 }
+
+/// [`IGNORED_BY_PODINIT`] as a mask (bit N-1 for signal N).
+const IGNORED_BY_PODINIT_BITS: u64 = {
+    let mut bits = 0;
+    let mut i = 0;
+    while i < IGNORED_BY_PODINIT.len() {
+        bits |= 1 << (IGNORED_BY_PODINIT[i] - 1);
+        i += 1;
+    }
+    bits
+};

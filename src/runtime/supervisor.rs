@@ -171,7 +171,7 @@ impl Supervisor {
             output: Some(Output::start()),
             prefixes,
             stdin_entry,
-            terminal: nix::unistd::isatty(0).unwrap_or(false),
+            terminal: crate::sys::fd::is_terminal(0),
             tx,
             timers: crate::runtime::Timers::default(),
             probes: HashMap::new(),
@@ -825,8 +825,7 @@ fn kill_descendants() -> usize {
     if me == 1 {
         let alive = count_children_of(1);
         if alive > 0 {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe { libc::kill(-1, libc::SIGKILL) };
+            let _ = crate::sys::process::kill(-1, libc::SIGKILL);
         }
         return alive;
     }
@@ -867,7 +866,7 @@ fn kill_descendants() -> usize {
 /// are left for the next round: killing their parent makes them podinit's
 /// children.
 fn kill_tree(root: u32, mut children: impl FnMut(u32) -> Vec<u32>) -> usize {
-    use crate::runtime::reaper::Pidfd;
+    use crate::sys::process::Pidfd;
     let mut found = 0;
     // Every process vouched for: its pid, and its pidfd if one could be
     // opened (always for those deeper than podinit's children).
@@ -906,8 +905,7 @@ fn kill_tree(root: u32, mut children: impl FnMut(u32) -> Vec<u32>) -> usize {
             // A child of podinit's without a pidfd: by its pid (see above).
             None => {
                 if let Ok(pid) = i32::try_from(*pid) {
-                    // SAFETY: kill(2) has no memory-safety preconditions.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    let _ = crate::sys::process::kill(pid, libc::SIGKILL);
                 }
             }
         }
@@ -981,7 +979,7 @@ mod tests {
         assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
         // The bystander got nothing: it dies of the SIGTERM sent now. Had it
         // been sent SIGKILL before, it would have died of that.
-        unsafe { libc::kill(i32::try_from(bystander.id()).unwrap(), libc::SIGTERM) };
+        let _ = crate::sys::process::kill(i32::try_from(bystander.id()).unwrap(), libc::SIGTERM);
         assert_eq!(bystander.wait().unwrap().signal(), Some(libc::SIGTERM));
         // The grandchild (reparented to init when `child` died) was killed:
         // gone, or a zombie waiting for its new parent.

@@ -214,7 +214,7 @@ pub fn unready(entries: &[EntryStatus]) -> Vec<String> {
 
 /// Default socket paths, in the order podinit and the client try them.
 pub fn default_paths() -> Vec<PathBuf> {
-    let uid = nix::unistd::geteuid().as_raw();
+    let uid = crate::sys::process::euid();
     let mut paths = vec![PathBuf::from("/run/podinit.sock")];
     if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         paths.push(Path::new(&dir).join("podinit.sock"));
@@ -298,7 +298,7 @@ async fn serve(listener: std::rc::Rc<UnixListener>, requests: Requests, slots: s
         };
         // The 0600 mode already keeps others out; the peer's uid is checked
         // too, in case the socket's directory or mode was changed under us.
-        let me = nix::unistd::geteuid().as_raw();
+        let me = crate::sys::process::euid();
         match stream.peer_cred() {
             Ok(cred) if cred.uid() == me || cred.uid() == 0 => {}
             _ => {
