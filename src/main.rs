@@ -348,7 +348,7 @@ fn safety_net(pod: impl FnOnce() -> i32) -> i32 {
     match outcome {
         Ok(status) => status,
         Err(_) => {
-            podinit::runtime::supervisor::kill_everything_left();
+            podinit::runtime::teardown::kill_everything_left();
             podinit::output::flush_log(std::time::Instant::now() + std::time::Duration::from_millis(500));
             1
         }

@@ -6,7 +6,7 @@
 //! the signal thread, or for the plain init's own thread), and resets a
 //! child's; `task` keeps panics in tasks from vanishing; `announce` holds
 //! what push probes need (notify sockets, notification pipes, log-line
-//! watches).
+//! watches); `teardown` kills and reaps what is left at the end.
 
 pub mod announce;
 pub mod plain;
@@ -15,6 +15,7 @@ pub mod signals;
 pub mod spawn;
 pub mod supervisor;
 pub mod task;
+pub mod teardown;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

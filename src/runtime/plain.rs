@@ -20,7 +20,8 @@ use crate::lifecycle::{Action, Driver, Effects, EntryId, Event, HookKind, Instan
 use crate::runtime::reaper::{Reaper, Waiter};
 use crate::runtime::signals;
 use crate::runtime::spawn::{command, spawn, Stdio3};
-use crate::runtime::supervisor::{kill_and_reap_leftovers, log_note, signal_event, spawn_failed};
+use crate::runtime::supervisor::{log_note, signal_event, spawn_failed};
+use crate::runtime::teardown::kill_and_reap_leftovers;
 use crate::sys::signal::SigSet;
 
 /// Whether this pod can run as a plain init: no config file, no status
