@@ -43,7 +43,9 @@ pub fn parse_level(value: &str) -> Option<Level> {
     }
 }
 
-/// The fields of one event.
+/// The fields of one message: from a `tracing` event ([`Visit`]), or from
+/// one of the lifecycle's notes ([`write_note`]), which do not pass through
+/// `tracing`.
 #[derive(Default)]
 struct Fields {
     message: String,
@@ -52,17 +54,21 @@ struct Fields {
     extra: Vec<(&'static str, String)>,
 }
 
+impl Fields {
+    fn string(&mut self, name: &'static str, value: &str) {
+        let mut quoted = Vec::new();
+        crate::output::json_string(value, &mut quoted);
+        self.extra.push((name, String::from_utf8_lossy(&quoted).into_owned()));
+    }
+}
+
 impl Visit for Fields {
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         match field.name() {
             "message" => {
                 let _ = write!(self.message, "{value:?}");
             }
-            name => {
-                let mut quoted = Vec::new();
-                crate::output::json_string(&format!("{value:?}"), &mut quoted);
-                self.extra.push((name, String::from_utf8_lossy(&quoted).into_owned()));
-            }
+            name => self.string(name, &format!("{value:?}")),
         }
     }
 
@@ -70,11 +76,7 @@ impl Visit for Fields {
         match field.name() {
             "message" => self.message.push_str(value),
             "process" => self.process = Some(value.to_owned()),
-            name => {
-                let mut quoted = Vec::new();
-                crate::output::json_string(value, &mut quoted);
-                self.extra.push((name, String::from_utf8_lossy(&quoted).into_owned()));
-            }
+            name => self.string(name, value),
         }
     }
 
@@ -223,29 +225,69 @@ impl<S: Subscriber> Layer<S> for Writer {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
         let mut f = Fields::default();
         event.record(&mut f);
-        let level = *event.metadata().level();
-        if TAPPED.load(Ordering::Relaxed) && f.extra.iter().any(|(name, _)| *name == "event") {
-            publish(&json_of(&f, level));
-        }
-        if level > self.level {
-            return;
-        }
-        let line = match self.format {
-            LogFormat::Text => {
-                let tag = match level {
-                    Level::ERROR => "error: ",
-                    Level::WARN => "warning: ",
-                    _ => "",
-                };
-                format!("podinit | {tag}{}\n", f.message)
-            }
-            LogFormat::Json => json_of(&f, level),
-        };
-        // Queued, never written here: a stderr nobody reads must not block
-        // the caller (the event loop), and lines from podinit and its
-        // children never mix.
-        write_log_line(line.as_bytes());
+        emit(&f, *event.metadata().level(), self.level, self.format);
     }
+}
+
+/// Writes one message: to every events reader when it has an `event` field,
+/// and to podinit's log when `level` passes `max` (PODINIT_LOG).
+fn emit(f: &Fields, level: Level, max: Level, format: LogFormat) {
+    if TAPPED.load(Ordering::Relaxed) && f.extra.iter().any(|(name, _)| *name == "event") {
+        publish(&json_of(f, level));
+    }
+    if level > max {
+        return;
+    }
+    let line = match format {
+        LogFormat::Text => {
+            let tag = match level {
+                Level::ERROR => "error: ",
+                Level::WARN => "warning: ",
+                _ => "",
+            };
+            format!("podinit | {tag}{}\n", f.message)
+        }
+        LogFormat::Json => json_of(f, level),
+    };
+    // Queued, never written here: a stderr nobody reads must not block
+    // the caller (the event loop), and lines from podinit and its
+    // children never mix.
+    write_log_line(line.as_bytes());
+}
+
+/// The level and format [`init`] set, for the notes that do not pass through
+/// `tracing`; `None` before it (nothing is logged then, as without a
+/// subscriber).
+static SETTINGS: Mutex<Option<(Level, LogFormat)>> = Mutex::new(None);
+
+/// Writes one of the lifecycle's notes to podinit's log and its events
+/// readers, straight from its data: `process` is the entry's name, `fields`
+/// the note's (name, value) pairs in the order the JSON line gives them.
+/// The same line, text or JSON, as any other message of podinit's; a note
+/// takes no round trip through `tracing`.
+pub fn write_note(level: Level, process: Option<&str>, fields: &[(&'static str, NoteValue<'_>)], text: &str) {
+    let Some((max, format)) = SETTINGS.lock().ok().and_then(|s| *s) else { return };
+    // Quieter than both the log and an events reader needs: nothing to do.
+    if level > max && !(level <= Level::INFO && TAPPED.load(Ordering::Relaxed)) {
+        return;
+    }
+    let mut f = Fields { message: text.to_owned(), process: process.map(str::to_owned), extra: Vec::new() };
+    for &(name, value) in fields {
+        match value {
+            NoteValue::Text(v) => f.string(name, v),
+            NoteValue::Number(n) => f.extra.push((name, n.to_string())),
+        }
+    }
+    emit(&f, level, max, format);
+}
+
+/// One field of a note as [`write_note`] takes it.
+#[derive(Debug, Clone, Copy)]
+pub enum NoteValue<'a> {
+    /// Written as a JSON string.
+    Text(&'a str),
+    /// Written as a JSON number.
+    Number(i64),
 }
 
 /// Installs the logger at `PODINIT_LOG`'s level, else `default`. An unknown
@@ -253,6 +295,9 @@ impl<S: Subscriber> Layer<S> for Writer {
 pub fn init(format: LogFormat, default: Level) {
     let value = std::env::var("PODINIT_LOG").unwrap_or_default();
     let level = if value.trim().is_empty() { Some(default) } else { parse_level(&value) };
+    if let Ok(mut settings) = SETTINGS.lock() {
+        *settings = Some((level.unwrap_or(default), format));
+    }
     let subscriber = tracing_subscriber::registry().with(Writer { format, level: level.unwrap_or(default) });
     let _ = tracing::subscriber::set_global_default(subscriber);
     if level.is_none() {

@@ -426,26 +426,41 @@ pub(crate) fn signal_event(sig: i32) -> Option<Event> {
     }
 }
 
-/// Logs one of the lifecycle's notes, with its fields for `--log-format json`.
+/// Writes one of the lifecycle's notes to podinit's log, straight from its
+/// data (no round trip through `tracing`), with its fields for
+/// `--log-format json` and `podinit events`.
 pub(crate) fn log_note(spec: &PodSpec, n: &Note) {
+    use crate::output::log::NoteValue::{Number, Text};
     let process = n.entry.map(|e| spec.entries[e].name.as_str());
-    let event = (!n.event.is_empty()).then_some(n.event);
     let signal = n.signal.map(|s| s.to_string());
-    let signal = signal.as_deref();
-    let delay_ms = n.delay.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    let probe = n.probe.map(ProbeKind::as_str);
-    let hook = n.hook.map(HookKind::as_str);
-    let (pid, status, text) = (n.pid, n.status, &n.text);
-    macro_rules! emit {
-        ($level:ident) => {
-            tracing::$level!(event, process, pid, status, signal, delay_ms, probe, hook, "{text}")
-        };
+    let mut fields = Vec::with_capacity(8);
+    if !n.event.is_empty() {
+        fields.push(("event", Text(n.event)));
     }
-    match n.level {
-        Level::Debug => emit!(debug),
-        Level::Info => emit!(info),
-        Level::Warn => emit!(warn),
+    if let Some(pid) = n.pid {
+        fields.push(("pid", Number(pid.into())));
     }
+    if let Some(status) = n.status {
+        fields.push(("status", Number(status.into())));
+    }
+    if let Some(signal) = &signal {
+        fields.push(("signal", Text(signal)));
+    }
+    if let Some(delay) = n.delay {
+        fields.push(("delay_ms", Number(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX))));
+    }
+    if let Some(probe) = n.probe {
+        fields.push(("probe", Text(probe.as_str())));
+    }
+    if let Some(hook) = n.hook {
+        fields.push(("hook", Text(hook.as_str())));
+    }
+    let level = match n.level {
+        Level::Debug => tracing::Level::DEBUG,
+        Level::Info => tracing::Level::INFO,
+        Level::Warn => tracing::Level::WARN,
+    };
+    crate::output::log::write_note(level, process, &fields, &n.text);
 }
 
 impl Effects for Runtime {
