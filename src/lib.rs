@@ -35,8 +35,8 @@
 //! `status`, `procfs`, `main.rs`...). It uses no other module of the crate;
 //! `lifecycle` and `config` do not use it. The compiler enforces the first
 //! half: `unsafe_code` is denied everywhere but in `sys`;
-//! `tests/layers.rs` checks that no other module calls a `libc` or `nix`
-//! function (their constants and types may be named anywhere).
+//! `tests/layers.rs` checks that no other module calls a `libc` function or
+//! names a `nix` path (libc's constants and types may be named anywhere).
 //!
 //! A lifecycle rule lives in crates/lifecycle and nowhere else, with its unit
 //! tests and the property tests of its invariants.

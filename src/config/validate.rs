@@ -1,4 +1,5 @@
-//! Validation: the TOML shapes of `raw.rs` into the model of `model.rs`.
+//! Validation: the TOML shapes of `raw.rs` into the model (the lifecycle
+//! crate's `spec`, re-exported by `config`).
 //!
 //! Every rule that a TOML schema cannot say lives here (docs/reference.md, "Configuration"): names are DNS
 //! labels and unique, probes only on sidecars and mains (KEP-753), a

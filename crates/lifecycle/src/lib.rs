@@ -14,8 +14,8 @@
 //! the machine, [`backoff`] and [`exit_status`]. Its `Cargo.toml` names no
 //! async runtime, no libc, no nix and no logging crate (only pure helpers:
 //! serde, humantime, memchr, regex-lite), so none can creep in; its
-//! `clippy.toml` bans the clock, files, processes and sockets of `std`, and
-//! `unsafe` is forbidden.
+//! `clippy.toml` bans the usual ways into `std`'s clock, files, processes,
+//! sockets and environment, and `unsafe` is forbidden.
 //!
 //! Shape: each entry is in one state (`entry.rs`: `EntryState`, whose
 //! variants carry exactly their data: a running instance has a pid, a stop
