@@ -1,6 +1,7 @@
 //! The runtime layer: the only code that touches processes. The event loop
 //! (`supervisor`) carries out what the lifecycle decides, and `plain` does
-//! the same on one thread for a plain init (`podinit -- cmd`); `reaper` is
+//! the same on one thread for a plain init (`podinit -- cmd`), both through
+//! one perform step (`perform`); `reaper` is
 //! the one waiter for children; `spawn` starts them; `signals` sets
 //! podinit's own signal dispositions, takes every signal podinit catches (on
 //! the signal thread, or for the plain init's own thread), and resets a
@@ -9,6 +10,7 @@
 //! watches); `teardown` kills and reaps what is left at the end.
 
 pub mod announce;
+mod perform;
 pub mod plain;
 pub mod reaper;
 pub mod signals;

@@ -9,18 +9,21 @@
 //! ([`signals::wait_for`]), whose timeout is the next timer the lifecycle
 //! armed (a stop deadline, the termination budget). Every rule is still
 //! decided by [`Pod`] through the same [`Driver`]; reaping is still the one
-//! reaper's; spawning, signalling a group and the final clean-up are the
-//! same functions the event loop calls. What it saves is what a start-up
-//! costs (docs/signals.md, "How podinit takes signals").
+//! reaper's; every action is carried out by the same perform step as the
+//! event loop's (`perform.rs`: this loop answers its probe and hook parts
+//! with nothing), and the final clean-up is the same function. The loop is
+//! its own for what a start-up costs (docs/signals.md, "How podinit takes
+//! signals"): no async runtime, no signal thread.
 
 use std::time::{Duration, Instant};
 
 use crate::config::{LogMode, PodSpec, Role};
 use crate::lifecycle::{Action, Driver, Effects, EntryId, Event, HookKind, Instance, Note, Pod, ProbeKind};
+use crate::runtime::perform::Carrier;
 use crate::runtime::reaper::{Reaper, Waiter};
 use crate::runtime::signals;
 use crate::runtime::spawn::{command, spawn, Stdio3};
-use crate::runtime::supervisor::{log_note, signal_event, spawn_failed};
+use crate::runtime::supervisor::{signal_event, spawn_failed};
 use crate::runtime::teardown::kill_and_reap_leftovers;
 use crate::sys::signal::SigSet;
 
@@ -128,37 +131,39 @@ impl Plain {
 
 impl Effects for Plain {
     fn say(&mut self, pod: &Pod, notes: Vec<Note>) {
-        for n in &notes {
-            log_note(pod.spec(), n);
-        }
+        crate::runtime::perform::say(pod, &notes);
     }
 
     fn perform(&mut self, pod: &Pod, action: Action, _now: Instant) -> Option<Event> {
-        match action {
-            Action::Spawn { entry, instance } => return Some(self.spawn_entry(pod.spec(), entry, instance)),
-            Action::Signal { pid, signal, .. } => {
-                if let Err(e) = self.reaper.signal_group(pid, signal) {
-                    tracing::debug!("{signal} to group {pid}: {e}");
-                }
-            }
-            Action::ArmTimer { timer, at } => {
-                self.timers.arm(timer, at);
-            }
-            Action::CancelTimer(timer) => {
-                self.timers.cancel(timer);
-            }
-            // `fits` lets no hook in; should one be asked for all the same,
-            // it fails at once rather than leave the pod waiting for it.
-            Action::RunHook { entry, instance, hook, .. } => {
-                tracing::debug!("no {} hook in a plain init", hook.as_str());
-                return Some(Event::Hook { entry, instance, hook, ok: false });
-            }
-            // No probes to start or stop, nothing else to end.
-            Action::StartProbe { .. }
-            | Action::StopProbe { .. }
-            | Action::StopChecks { .. }
-            | Action::Exit { .. } => {}
-        }
-        None
+        crate::runtime::perform::perform(self, pod, action)
     }
+}
+
+/// A plain init has no output lanes, probes or hooks (`fits`): those parts
+/// of the perform step do nothing here.
+impl Carrier for Plain {
+    fn reaper(&self) -> &Reaper {
+        &self.reaper
+    }
+
+    fn timers(&mut self) -> &mut crate::runtime::Timers {
+        &mut self.timers
+    }
+
+    fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
+        Plain::spawn_entry(self, pod, entry, instance)
+    }
+
+    fn start_probe(&mut self, _: &PodSpec, _: EntryId, _: Instance, _: ProbeKind, _: Instant) {}
+
+    fn stop_probe(&mut self, _: EntryId, _: ProbeKind) {}
+
+    // `fits` lets no hook in; should one be asked for all the same, it fails
+    // at once rather than leave the pod waiting for it.
+    fn run_hook(&mut self, _: &PodSpec, entry: EntryId, instance: Instance, hook: HookKind) -> Option<Event> {
+        tracing::debug!("no {} hook in a plain init", hook.as_str());
+        Some(Event::Hook { entry, instance, hook, ok: false })
+    }
+
+    fn stop_checks(&mut self, _: EntryId) {}
 }

@@ -39,6 +39,7 @@ use crate::lifecycle::{
 };
 use crate::output::{Framing, Output, Stream};
 use crate::runtime::announce::Announcements;
+use crate::runtime::perform::Carrier;
 use crate::runtime::reaper::{Reaper, Waiter};
 use crate::runtime::signals::Caught;
 use crate::runtime::spawn::{command, spawn_passing, Stdio3};
@@ -465,53 +466,71 @@ pub(crate) fn log_note(spec: &PodSpec, n: &Note) {
 
 impl Effects for Runtime {
     fn say(&mut self, pod: &Pod, notes: Vec<Note>) {
-        for n in &notes {
-            log_note(pod.spec(), n);
-        }
+        crate::runtime::perform::say(pod, &notes);
     }
 
     fn perform(&mut self, pod: &Pod, action: Action, _now: Instant) -> Option<Event> {
-        let spec = pod.spec();
-        match action {
-            // The result is an event like any other, handled in turn.
-            Action::Spawn { entry, instance } => return Some(self.spawn_entry(spec, entry, instance)),
-            Action::Signal { pid, signal, .. } => {
-                if let Err(e) = self.reaper.signal_group(pid, signal) {
-                    tracing::debug!("{signal} to group {pid}: {e}");
-                }
-            }
-            Action::StartProbe { entry, instance, kind, not_before, .. } => {
-                self.start_probe(spec, entry, instance, kind, not_before);
-            }
-            Action::StopProbe { entry, kind } => {
-                if let Some(h) = self.probes.remove(&(entry, kind)) {
-                    h.abort();
-                }
-            }
-            Action::RunHook { entry, instance, hook, .. } => self.run_hook(spec, entry, instance, hook),
-            Action::StopChecks { entry } => {
-                self.probes.retain(|&(e, _), h| {
-                    if e == entry {
-                        h.abort();
-                    }
-                    e != entry
-                });
-                self.hooks.retain(|&(e, _), h| {
-                    if e == entry {
-                        h.abort();
-                    }
-                    e != entry
-                });
-            }
-            Action::ArmTimer { timer, at } => {
-                self.timers.arm(timer, at);
-            }
-            Action::CancelTimer(timer) => {
-                self.timers.cancel(timer);
-            }
-            Action::Exit { .. } => {}
+        crate::runtime::perform::perform(self, pod, action)
+    }
+}
+
+/// The event loop has everything: spawns with output lanes, probe and hook
+/// tasks on its thread, whose results come back through its channel.
+impl Carrier for Runtime {
+    fn reaper(&self) -> &Reaper {
+        &self.reaper
+    }
+
+    fn timers(&mut self) -> &mut crate::runtime::Timers {
+        &mut self.timers
+    }
+
+    fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
+        Runtime::spawn_entry(self, pod, entry, instance)
+    }
+
+    fn start_probe(
+        &mut self,
+        pod: &PodSpec,
+        entry: EntryId,
+        instance: Instance,
+        kind: ProbeKind,
+        not_before: Instant,
+    ) {
+        Runtime::start_probe(self, pod, entry, instance, kind, not_before);
+    }
+
+    fn stop_probe(&mut self, entry: EntryId, kind: ProbeKind) {
+        if let Some(h) = self.probes.remove(&(entry, kind)) {
+            h.abort();
         }
+    }
+
+    fn run_hook(
+        &mut self,
+        pod: &PodSpec,
+        entry: EntryId,
+        instance: Instance,
+        hook: HookKind,
+    ) -> Option<Event> {
+        // Its result comes back through the channel when it is done.
+        Runtime::run_hook(self, pod, entry, instance, hook);
         None
+    }
+
+    fn stop_checks(&mut self, entry: EntryId) {
+        self.probes.retain(|&(e, _), h| {
+            if e == entry {
+                h.abort();
+            }
+            e != entry
+        });
+        self.hooks.retain(|&(e, _), h| {
+            if e == entry {
+                h.abort();
+            }
+            e != entry
+        });
     }
 }
 
