@@ -433,35 +433,36 @@ pub(crate) fn signal_event(sig: i32) -> Option<Event> {
 pub(crate) fn log_note(spec: &PodSpec, n: &Note) {
     use crate::output::log::NoteValue::{Number, Text};
     let process = n.entry.map(|e| spec.entries[e].name.as_str());
-    let signal = n.signal.map(|s| s.to_string());
+    let signal = n.signal().map(|s| s.to_string());
     let mut fields = Vec::with_capacity(8);
-    if !n.event.is_empty() {
-        fields.push(("event", Text(n.event)));
+    let event = n.event();
+    if !event.is_empty() {
+        fields.push(("event", Text(event)));
     }
-    if let Some(pid) = n.pid {
+    if let Some(pid) = n.pid() {
         fields.push(("pid", Number(pid.into())));
     }
-    if let Some(status) = n.status {
+    if let Some(status) = n.status() {
         fields.push(("status", Number(status.into())));
     }
     if let Some(signal) = &signal {
         fields.push(("signal", Text(signal)));
     }
-    if let Some(delay) = n.delay {
+    if let Some(delay) = n.delay() {
         fields.push(("delay_ms", Number(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX))));
     }
-    if let Some(probe) = n.probe {
+    if let Some(probe) = n.probe() {
         fields.push(("probe", Text(probe.as_str())));
     }
-    if let Some(hook) = n.hook {
+    if let Some(hook) = n.hook() {
         fields.push(("hook", Text(hook.as_str())));
     }
-    let level = match n.level {
+    let level = match n.level() {
         Level::Debug => tracing::Level::DEBUG,
         Level::Info => tracing::Level::INFO,
         Level::Warn => tracing::Level::WARN,
     };
-    crate::output::log::write_note(level, process, &fields, &n.text);
+    crate::output::log::write_note(level, process, &fields, &n.text(spec).to_string());
 }
 
 impl Effects for Runtime {

@@ -7,7 +7,8 @@
 use std::time::Instant;
 
 use crate::entry::{EntryState, StopCause};
-use crate::events::{Action, Control, EntryId, Level, Note, Timer};
+use crate::events::{Action, Control, EntryId, Timer};
+use crate::notes::{Note, Said};
 use crate::pod::{Phase, Pod};
 use crate::spec::{Role, Signal};
 
@@ -27,8 +28,7 @@ impl Pod {
         }
         if request == Control::Shutdown {
             // As SIGTERM to podinit, exit status included.
-            let text = "shutdown asked for: terminating the pod".to_owned();
-            self.notes.push(Note::new(Level::Info, "terminating", None, text));
+            self.notes.push(Note::pod(Said::ShutdownRequested));
             self.term_signal = Some(Signal::TERM);
             self.begin_termination(now);
             return Ok(());
@@ -67,11 +67,10 @@ impl Pod {
                 }
                 match e.state {
                     EntryState::Running(_) => {
-                        let text = format!("restart of {name} asked for: stopping it");
-                        self.note(Level::Info, "restart_requested", entry, text);
+                        self.note(entry, Said::RestartRequested { running: true });
                         self.stop_for(entry, StopCause::Restart, None, now);
                     }
-                    _ => self.start_requested(entry, "restart", now),
+                    _ => self.start_requested(entry, Said::RestartRequested { running: false }, now),
                 }
                 Ok(())
             }
@@ -81,15 +80,13 @@ impl Pod {
                 }
                 match e.state {
                     EntryState::Running(_) => {
-                        let text = format!("stop of {name} asked for: stopping it until `podinit start {name}`");
-                        self.note(Level::Info, "stop_requested", entry, text);
+                        self.note(entry, Said::StopRequested { running: true });
                         self.stop_for(entry, StopCause::Hold, None, now);
                         Ok(())
                     }
                     EntryState::Backoff { .. } => {
                         self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
-                        let text = format!("{name} stopped while waiting out its backoff");
-                        self.note(Level::Info, "stop_requested", entry, text);
+                        self.note(entry, Said::StopRequested { running: false });
                         self.entries[entry].state = EntryState::Held;
                         self.ended_for_now(entry, now);
                         Ok(())
@@ -99,7 +96,7 @@ impl Pod {
                 }
             }
             Control::Start(_) if e.state == EntryState::Held => {
-                self.start_requested(entry, "start", now);
+                self.start_requested(entry, Said::StartRequested, now);
                 Ok(())
             }
             Control::Start(_) => Err(format!(
@@ -108,10 +105,7 @@ impl Pod {
             Control::Signal(_, signal) => match e.live() {
                 Some(live) => {
                     let pid = live.pid();
-                    let text = format!("sending {signal} to {name} (pid {pid}), as asked");
-                    let n = self.note(Level::Info, "signal_requested", entry, text);
-                    n.pid = Some(pid);
-                    n.signal = Some(signal);
+                    self.note(entry, Said::SignalRequested { pid, signal });
                     self.out.push(Action::Signal { entry, pid, signal });
                     Ok(())
                 }
@@ -122,14 +116,13 @@ impl Pod {
     }
 
     /// `podinit start`, or `podinit restart` of an entry without a process
-    /// (exited, stopped, in backoff): a new instance now, without backoff.
-    fn start_requested(&mut self, entry: EntryId, verb: &str, now: Instant) {
+    /// (exited, stopped, in backoff): a new instance now, without backoff;
+    /// `said` is the request's note.
+    fn start_requested(&mut self, entry: EntryId, said: Said, now: Instant) {
         if matches!(self.entries[entry].state, EntryState::Backoff { .. }) {
             self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
         }
-        let text = format!("{verb} of {} asked for: starting it", self.name(entry));
-        let event = if verb == "start" { "start_requested" } else { "restart_requested" };
-        self.note(Level::Info, event, entry, text);
+        self.note(entry, said);
         self.spawn(entry, now);
     }
 }

@@ -8,7 +8,8 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use crate::events::{Action, Control, Event, Note};
+use crate::events::{Action, Control, Event};
+use crate::notes::Note;
 use crate::pod::Pod;
 use crate::spec::PodSpec;
 

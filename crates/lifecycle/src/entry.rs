@@ -28,8 +28,11 @@ use std::num::NonZeroI32;
 use std::time::Instant;
 
 use crate::backoff::Backoff;
-use crate::events::{EntryId, Instance, Level, Note};
+use crate::events::{EntryId, Instance};
+#[cfg(doc)]
+use crate::events::{Event, Timer};
 use crate::exit_status::Exit;
+use crate::notes::Said;
 #[cfg(doc)]
 use crate::pod::Phase;
 use crate::pod::Pod;
@@ -152,31 +155,48 @@ impl EntryState {
 }
 
 /// The states of an entry's machine without their data, one per arm group of
-/// [`Pod::on_entry`]: for notes, and for the test that walks every (state,
-/// event) pair.
+/// `Pod::on_entry`: what a debug note about an ignored event names
+/// ([`Said::Ignored`]), and what the test that walks every (state, event)
+/// pair plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StateKind {
+pub enum StateKind {
+    /// Not reached yet in the start sequence.
     Waiting,
+    /// A spawn was asked for; its result has not come back.
     Spawning,
+    /// A copy of a sidecar started again during termination is being spawned.
     SpawningCopy,
+    /// Runs; waits for its post_start and its startup probe.
     StartingHookAndProbe,
+    /// Runs; waits for its post_start.
     StartingHook,
+    /// Runs; waits for its startup probe.
     StartingProbe,
+    /// Runs and has started: liveness and readiness probes run.
     Started,
+    /// Being stopped: its pre_stop runs.
     StoppingPreStop,
+    /// Being stopped: its stop signal waits for its turn in termination.
     StoppingQueued,
+    /// Being stopped: a copy started during termination runs its post_start.
     StoppingPostStart,
+    /// Being stopped: its stop signal went out.
     StoppingSignalled,
+    /// Being stopped: SIGKILL went out.
     StoppingKilled,
+    /// Waits out its backoff before a restart.
     Backoff,
+    /// Its process ended and nothing follows by itself.
     Exited,
+    /// Stopped by `podinit stop`.
     Held,
+    /// Removed by `podinit reload`.
     Removed,
 }
 
 impl StateKind {
     /// The name notes give it.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             StateKind::Waiting => "waiting",
             StateKind::Spawning => "spawning",
@@ -427,13 +447,20 @@ impl Streak {
     }
 }
 
-/// An event about one entry's current instance, or its backoff.
+/// An event about one entry's current instance, or its backoff: what the
+/// entry's machine (`Pod::on_entry`) takes, and what a debug note about an
+/// ignored one names ([`Said::Ignored`], [`Said::OldInstance`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EntryEvent {
+pub enum EntryEvent {
+    /// Its process runs as this pid ([`Event::Spawned`]).
     Spawned(NonZeroI32),
+    /// It could not be started, with this status ([`Event::SpawnFailed`]).
     SpawnFailed(i32),
+    /// Its process ended ([`Event::Exited`]).
     Exited(Exit),
+    /// One probe attempt's result, `true` when it passed ([`Event::Probe`]).
     Probe(ProbeKind, bool),
+    /// A hook returned, `false` when it failed or timed out ([`Event::Hook`]).
     Hook(HookKind, bool),
     /// The instance's stop deadline ([`Timer::Stop`]).
     StopTimer,
@@ -490,7 +517,7 @@ impl Pod {
         }
         let Some(e) = self.entries.get(entry) else { return Ignored("no such entry") };
         if let Some(instance) = instance.filter(|&i| i != e.instance) {
-            self.debug(Some(entry), format!("{ev:?} of an old instance ({instance}) ignored"));
+            self.note(entry, Said::OldInstance { event: ev, instance });
             return Ignored("news about an earlier instance");
         }
         let outcome = match (&e.state, ev) {
@@ -532,11 +559,7 @@ impl Pod {
             // held, removed, or one less to wait for in termination (14).
             (S::Running(live), Ev::Exited(exit)) => {
                 let pid = live.pid();
-                let text = format!("{} (pid {pid}) exited with {exit}", self.name(entry));
-                let mut n = Note::new(Level::Info, "exited", Some(entry), text);
-                n.pid = Some(pid);
-                n.status = Some(exit.status());
-                self.notes.push(n);
+                self.note(entry, Said::Exited { pid, exit });
                 self.on_exit(entry, exit, now);
                 Applied
             }
@@ -623,8 +646,7 @@ impl Pod {
             // stop signal now, not at its turn (rule 17a).
             (stopping!(stop @ StopStep::PostStart), Ev::Hook(H::PostStart, false)) => {
                 let deadline = stop.deadline;
-                let text = format!("{} post_start hook failed: stopping it", self.name(entry));
-                self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PostStart);
+                self.note(entry, Said::PostStartFailed { copy: true });
                 self.send_stop(entry, now, deadline);
                 Applied
             }
@@ -680,8 +702,8 @@ impl Pod {
             (S::Exited | S::Held | S::Removed, Ev::BackoffOver) => Ignored("it is not in backoff"),
         };
         if let Ignored(why) = outcome {
-            let state = self.entries[entry].state.kind().as_str();
-            self.debug(Some(entry), format!("{ev:?} ignored while {state}: {why}"));
+            let state = self.entries[entry].state.kind();
+            self.note(entry, Said::Ignored { event: ev, state, why });
         }
         outcome
     }

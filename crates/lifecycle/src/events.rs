@@ -1,13 +1,15 @@
 //! What crosses the boundary between the machine and the runtime that drives
-//! it: [`Event`]s in, [`Action`]s and [`Note`]s out, the [`Timer`]s it asks
-//! for and the [`Control`] requests of the command line. Plain data: nothing
-//! here decides anything. Pids, signals and statuses cross as the kernel's
+//! it: [`Event`]s in, [`Action`]s out, the [`Timer`]s it asks for and the
+//! [`Control`] requests of the command line; the [`Note`]s it gives out are
+//! `notes.rs`'s. Plain data: nothing here decides anything. Pids, signals and statuses cross as the kernel's
 //! numbers (docs/signals.md), so a real-time signal or an odd status is
 //! carried, not dropped by a narrower enum.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::exit_status::Exit;
+#[cfg(doc)]
+use crate::notes::Note;
 use crate::spec::{HookKind, ProbeKind, Signal};
 
 /// Index of an entry in [`PodSpec::entries`].
@@ -75,51 +77,6 @@ pub enum Action {
     CancelTimer(Timer),
     /// Every process is gone: exit podinit with this status.
     Exit { status: i32 },
-}
-
-/// How much a [`Note`] matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    Debug,
-    Info,
-    Warn,
-}
-
-/// Something the lifecycle finds worth saying; the runtime logs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Note {
-    pub level: Level,
-    /// A stable name for machines (`started`, `exited`, `backoff`...), the
-    /// `event` field of `--log-format json`; empty for debug notes.
-    pub event: &'static str,
-    /// The entry it is about.
-    pub entry: Option<EntryId>,
-    pub pid: Option<i32>,
-    /// A shell status (exit code, or 128 + signal).
-    pub status: Option<i32>,
-    pub signal: Option<Signal>,
-    pub delay: Option<Duration>,
-    pub probe: Option<ProbeKind>,
-    pub hook: Option<HookKind>,
-    /// The sentence, for people.
-    pub text: String,
-}
-
-impl Note {
-    pub(crate) fn new(level: Level, event: &'static str, entry: Option<EntryId>, text: String) -> Note {
-        Note {
-            level,
-            event,
-            entry,
-            pid: None,
-            status: None,
-            signal: None,
-            delay: None,
-            probe: None,
-            hook: None,
-            text,
-        }
-    }
 }
 
 /// A request from the command line to the running pod (docs/control.md).

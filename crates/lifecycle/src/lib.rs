@@ -80,6 +80,7 @@ mod control;
 mod driver;
 mod entry;
 mod events;
+mod notes;
 mod pod;
 mod probes;
 mod reload;
@@ -90,7 +91,9 @@ mod stop;
 mod termination;
 
 pub use crate::driver::{Driver, Effects};
-pub use crate::events::{Action, Control, EntryId, Event, Instance, Level, Note, Timer};
+pub use crate::entry::{EntryEvent, StateKind};
+pub use crate::events::{Action, Control, EntryId, Event, Instance, Timer};
+pub use crate::notes::{Level, Note, Said, Text};
 pub use crate::pod::{Phase, Pod};
 pub use crate::spec::{HookKind, ProbeKind};
 pub use crate::status::{EntryStatus, State, StopGrace, StopStatus};

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use crate::backoff::Backoff;
 use crate::entry::{Entry, EntryEvent};
-use crate::events::{Action, EntryId, Event, Level, Note, Timer};
+use crate::events::{Action, EntryId, Event, Timer};
+use crate::notes::{Note, Said};
 use crate::spec::{PodSpec, Role, Signal};
 
 /// The pod's phase.
@@ -63,7 +64,8 @@ pub struct Pod {
     /// When the grace period of a termination that a signal began ends: what
     /// sent the signal (`docker stop`, the kubelet) kills podinit then.
     pub(crate) signal_grace_end: Option<Instant>,
-    /// Why the probe result being handled failed, for its notes.
+    /// Why the probe result being handled failed, for the note at its
+    /// threshold (which takes it: one result says it once at most).
     pub(crate) probe_why: Option<String>,
     /// `[pod] active_deadline` as the last `podinit reload` read it (the
     /// running deadline stays the one read at start).
@@ -125,7 +127,7 @@ impl Pod {
     /// Takes one event and returns what to do about it (at most one spawn).
     pub fn handle(&mut self, event: Event, now: Instant) -> Vec<Action> {
         if self.phase == Phase::Done {
-            self.debug(None, format!("event after exit ignored: {event:?}"));
+            self.notes.push(Note::pod(Said::EventAfterExit(event)));
             return Vec::new();
         }
         match event {
@@ -133,7 +135,7 @@ impl Pod {
                 Some(pid) => {
                     self.on_entry(entry, Some(instance), EntryEvent::Spawned(pid), now);
                 }
-                None => self.debug(Some(entry), format!("spawned with an impossible pid {pid}: ignored")),
+                None => self.note(entry, Said::ImpossiblePid(pid)),
             },
             Event::SpawnFailed { entry, instance, status } => {
                 self.on_entry(entry, Some(instance), EntryEvent::SpawnFailed(status), now);
@@ -156,27 +158,15 @@ impl Pod {
                 self.on_entry(entry, None, EntryEvent::BackoffOver, now);
             }
             Event::Timer(Timer::Budget) => {
-                let mut n = Note::new(
-                    Level::Warn,
-                    "budget_spent",
-                    None,
-                    "termination_grace_period is spent: stopping every process left".into(),
-                );
-                n.delay = Some(self.spec.termination_grace_period);
-                self.notes.push(n);
+                let grace = self.spec.termination_grace_period;
+                self.notes.push(Note::pod(Said::BudgetSpent { grace }));
                 self.spend_budget(now);
             }
             Event::Timer(Timer::PodRestart) => self.on_pod_restart_timer(now),
             Event::Timer(Timer::Deadline) => {
                 if !self.terminating() {
-                    let d = self.spec.active_deadline.unwrap_or_default();
-                    let text = format!(
-                        "active_deadline ({}) has passed: terminating the pod",
-                        humantime::format_duration(d)
-                    );
-                    let mut n = Note::new(Level::Warn, "deadline_exceeded", None, text);
-                    n.delay = Some(d);
-                    self.notes.push(n);
+                    let deadline = self.spec.active_deadline.unwrap_or_default();
+                    self.notes.push(Note::pod(Said::DeadlineExceeded { deadline }));
                     self.deadline_exceeded = true;
                     self.begin_termination(now);
                 }
@@ -212,20 +202,9 @@ impl Pod {
         self.spec.entries[entry].role
     }
 
-    pub(crate) fn debug(&mut self, entry: Option<EntryId>, text: String) {
-        self.notes.push(Note::new(Level::Debug, "", entry, text));
-    }
-
-    pub(crate) fn note(
-        &mut self,
-        level: Level,
-        event: &'static str,
-        entry: EntryId,
-        text: String,
-    ) -> &mut Note {
-        self.notes.push(Note::new(level, event, Some(entry), text));
-        let last = self.notes.len() - 1;
-        &mut self.notes[last]
+    /// Keeps a note about `entry` for [`Pod::take_notes`].
+    pub(crate) fn note(&mut self, entry: EntryId, said: Said) {
+        self.notes.push(Note::entry(entry, said));
     }
 
     /// Whether any main has been asked for (the start sequence got that far).

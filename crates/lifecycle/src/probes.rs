@@ -8,7 +8,8 @@
 use std::time::{Duration, Instant};
 
 use crate::entry::{Outcome, Stage, Stop, Streak, NO_SUCH_PROBE};
-use crate::events::{EntryId, Level};
+use crate::events::EntryId;
+use crate::notes::Said;
 use crate::pod::Pod;
 use crate::spec::ProbeKind;
 
@@ -29,10 +30,7 @@ impl Pod {
         if ok && liveness.failures > 0 {
             // Below the threshold nothing was said at info level, so
             // neither is the recovery.
-            let n = liveness.failures;
-            let s = if n == 1 { "" } else { "s" };
-            let text = format!("{} liveness probe passes again after {n} failure{s}", self.name(entry));
-            self.debug(Some(entry), text);
+            self.note(entry, Said::LivenessRecovered { failures: liveness.failures });
         }
         liveness.add(ok);
         self.set_stage(entry, Stage::Started { ready, readiness, liveness });
@@ -84,23 +82,16 @@ impl Pod {
 
     /// The new readiness after a readiness result; notes a change.
     fn readiness(&mut self, entry: EntryId, ready: bool, streak: Streak, success: u32, failure: u32) -> bool {
-        let name = self.name(entry).to_owned();
         if !ready && streak.successes >= success {
-            self.note(Level::Info, "ready", entry, format!("{name} is ready"));
+            self.note(entry, Said::Ready);
             true
         } else if ready && streak.failures >= failure {
-            let text =
-                format!("{name} is not ready: readiness probe failed {failure} times{}", self.because());
-            self.note(Level::Warn, "unready", entry, text).probe = Some(ProbeKind::Readiness);
+            let why = self.probe_why.take();
+            self.note(entry, Said::Unready { threshold: failure, why });
             false
         } else {
             ready
         }
-    }
-
-    /// ` (last: WHY)` for the probe result being handled, when it failed.
-    fn because(&self) -> String {
-        self.probe_why.as_ref().map_or_else(String::new, |why| format!(" (last: {why})"))
     }
 
     /// A startup or liveness failure; the threshold reached stops the process
@@ -114,13 +105,12 @@ impl Pod {
         grace: Option<Duration>,
         now: Instant,
     ) {
-        let name = self.name(entry).to_owned();
-        self.debug(Some(entry), format!("{name} {kind} probe failed ({failures}/{threshold})"));
+        self.note(entry, Said::ProbeAttemptFailed { kind, failures, threshold });
         if failures >= threshold {
             // What happens after the stop (a restart, or none) is said when
             // the process has exited.
-            let text = format!("{name} {kind} probe failed {threshold} times{}; stopping it", self.because());
-            self.note(Level::Warn, "probe_failed", entry, text).probe = Some(kind);
+            let why = self.probe_why.take();
+            self.note(entry, Said::ProbeFailed { kind, threshold, why });
             self.stop_failed(entry, grace, now);
         }
     }

@@ -8,7 +8,8 @@
 use std::time::Instant;
 
 use crate::entry::{Entry, EntryState, Stage, Stop, StopCause};
-use crate::events::{Action, EntryId, Level, Note, Timer};
+use crate::events::{Action, EntryId, Timer};
+use crate::notes::{Note, Said};
 use crate::pod::{Phase, Pod};
 use crate::spec::{PodSpec, Role};
 use crate::status::StopGrace;
@@ -159,10 +160,7 @@ impl Pod {
         if said.is_empty() {
             said.push("nothing changed".into());
         }
-        let notes: Vec<Note> = said
-            .iter()
-            .map(|line| Note::new(Level::Info, "reloaded", None, format!("reload: {line}")))
-            .collect();
+        let notes: Vec<Note> = said.iter().map(|line| Note::pod(Said::Reloaded(line.clone()))).collect();
         self.notes.splice(first_note..first_note, notes);
         Ok(said)
     }

@@ -10,8 +10,9 @@
 use std::time::{Duration, Instant};
 
 use crate::entry::{Entry, EntryState, Stage, Stop, StopCause, StopStep};
-use crate::events::{Action, EntryId, Level, Note, Timer};
+use crate::events::{Action, EntryId, Timer};
 use crate::exit_status::Exit;
+use crate::notes::{Note, Said};
 use crate::pod::{Phase, Pod};
 use crate::spec::{Completion, ProbeKind, RestartPolicy, Role, RuleAction, Signal};
 
@@ -75,8 +76,7 @@ impl Pod {
             Some(StopCause::Restart) => {
                 // `podinit restart`: a new instance at once; its backoff is
                 // not used (and not grown) by a restart asked for.
-                let text = format!("restarting {} at once, as asked", self.name(entry));
-                self.note(Level::Info, "restarting", entry, text);
+                self.note(entry, Said::RestartingAsAsked);
                 self.spawn(entry, now);
                 return;
             }
@@ -119,11 +119,7 @@ impl Pod {
         {
             // One more failure after max_restarts restarts fails the pod.
             let max = self.spec.entries[entry].max_restarts.unwrap_or_default();
-            let text = format!(
-                "{} exited with {exit} after {max} restarts (max_restarts): the pod fails",
-                self.name(entry)
-            );
-            self.note(Level::Warn, "max_restarts", entry, text).status = Some(exit.status());
+            self.note(entry, Said::MaxRestarts { exit, max });
             self.failed = Some(exit.status());
             self.begin_termination(now);
             return;
@@ -133,9 +129,7 @@ impl Pod {
             if delay.is_zero() {
                 self.restart(entry, now);
             } else {
-                let text =
-                    format!("restarting {} in {}", self.name(entry), humantime::format_duration(delay));
-                self.note(Level::Info, "backoff", entry, text).delay = Some(delay);
+                self.note(entry, Said::Backoff { delay });
                 self.entries[entry].state = EntryState::Backoff { until: now + delay };
                 self.out.push(Action::ArmTimer { timer: Timer::Backoff(entry), at: now + delay });
             }
@@ -147,11 +141,7 @@ impl Pod {
                 self.advance(now);
             }
             Role::Init => {
-                let text = format!(
-                    "init {} failed with {exit}; restart_policy is Never, so the pod fails",
-                    self.name(entry)
-                );
-                self.note(Level::Warn, "init_failed", entry, text).status = Some(exit.status());
+                self.note(entry, Said::InitFailed { exit });
                 self.failed = Some(exit.status());
                 self.begin_termination(now);
             }
@@ -177,7 +167,7 @@ impl Pod {
                     Completion::Any => !self.entries[entry].is_removed(),
                 };
                 if complete {
-                    self.notes.push(Note::new(Level::Info, "completed", None, "pod completed".into()));
+                    self.notes.push(Note::pod(Said::Completed));
                     self.begin_termination(now);
                 } else {
                     // A main with post_start that died before the hook returned
@@ -199,8 +189,7 @@ impl Pod {
     fn restart(&mut self, entry: EntryId, now: Instant) {
         let failures = self.entries[entry].spawn_failures;
         if failures == 0 || failures.is_power_of_two() {
-            let text = format!("restarting {}", self.name(entry));
-            self.note(Level::Info, "restarting", entry, text);
+            self.note(entry, Said::Restarting);
         }
         self.spawn(entry, now);
     }
@@ -241,8 +230,7 @@ impl Pod {
     /// KEP-4438: starts a sidecar again during termination; it runs its
     /// post_start, no probes, and is stopped at its turn like the others.
     fn restart_in_termination(&mut self, entry: EntryId, now: Instant) {
-        let text = format!("restarting {} during termination (restart_during_termination)", self.name(entry));
-        self.note(Level::Info, "restarting", entry, text);
+        self.note(entry, Said::RestartingInTermination);
         let e = &mut self.entries[entry];
         e.restarts_in_termination = e.restarts_in_termination.saturating_add(1);
         self.spawn_unchecked(entry, now, true);
@@ -253,8 +241,7 @@ impl Pod {
     /// all are gone and the pod's backoff is over, the start sequence runs
     /// again from the first init.
     fn restart_all(&mut self, entry: EntryId, exit: Exit, now: Instant) {
-        let text = format!("{} exited with {exit}: restart_all, restarting the whole pod", self.name(entry));
-        self.note(Level::Warn, "restart_all", entry, text).status = Some(exit.status());
+        self.note(entry, Said::RestartAll { exit });
         self.phase = Phase::Restarting;
         for e in 0..self.entries.len() {
             let instance = self.entries[e].instance;
@@ -324,10 +311,7 @@ impl Pod {
             self.on_pod_restart_timer(now);
             return;
         }
-        let text = format!("restarting the pod in {}", humantime::format_duration(delay));
-        let mut n = Note::new(Level::Info, "backoff", None, text);
-        n.delay = Some(delay);
-        self.notes.push(n);
+        self.notes.push(Note::pod(Said::PodBackoff { delay }));
         self.out.push(Action::ArmTimer { timer: Timer::PodRestart, at: now + delay });
     }
 
@@ -336,8 +320,7 @@ impl Pod {
             return;
         }
         self.pod_restarts = self.pod_restarts.saturating_add(1);
-        let text = format!("restarting the pod (restart {} of the whole pod)", self.pod_restarts);
-        self.notes.push(Note::new(Level::Info, "pod_restarting", None, text));
+        self.notes.push(Note::pod(Said::PodRestarting { restarts: self.pod_restarts }));
         for e in self.entries.iter_mut().filter(|e| e.state != EntryState::Removed) {
             e.state = EntryState::Waiting;
         }

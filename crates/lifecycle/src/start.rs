@@ -13,7 +13,8 @@ use std::time::Instant;
 use crate::entry::{
     EntryState, Live, Outcome, Stage, Starting, Stop, StopCause, StopStep, Streak, NO_SUCH_PROBE,
 };
-use crate::events::{Action, EntryId, Level};
+use crate::events::{Action, EntryId};
+use crate::notes::Said;
 use crate::pod::{Phase, Pod};
 use crate::spec::{HoldUntil, HookKind, ProbeKind, Role};
 
@@ -89,7 +90,7 @@ impl Pod {
         if spec.hold_until == HoldUntil::Ready && !live.ready() {
             return;
         }
-        self.debug(Some(entry), format!("{} passed the start sequence", spec.name));
+        self.note(entry, Said::PassedStartSequence);
         self.pass(entry);
         self.advance(now);
     }
@@ -128,8 +129,7 @@ impl Pod {
         let has_post_start = spec.post_start.is_some();
         let startup = spec.startup_probe.as_ref().map(|p| p.initial_delay);
         let has_readiness = spec.readiness_probe.is_some();
-        let text = format!("{} started (pid {pid})", spec.name);
-        self.note(Level::Info, "started", entry, text).pid = Some(pid.get());
+        self.note(entry, Said::Started { pid: pid.get() });
         let waits = Starting::new(has_post_start, startup.is_some());
         let e = &mut self.entries[entry];
         e.spawn_failures = 0;
@@ -189,9 +189,7 @@ impl Pod {
             }
             return;
         }
-        let name = self.name(entry).to_owned();
-        let text = format!("{name} post_start hook failed; stopping it");
-        self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PostStart);
+        self.note(entry, Said::PostStartFailed { copy: false });
         self.stop_failed(entry, None, now);
         // It never became started; a main must not hold the next one.
         self.advance(now);
@@ -214,8 +212,7 @@ impl Pod {
         let (failure_threshold, probe_grace) = (probe.failure_threshold, probe.termination_grace_period);
         startup.add(ok);
         if ok {
-            let text = format!("{} startup probe succeeded", self.name(entry));
-            self.note(Level::Info, "startup_probe_succeeded", entry, text);
+            self.note(entry, Said::StartupProbeSucceeded);
             self.out.push(Action::StopProbe { entry, kind });
             if hook_runs {
                 self.set_stage(entry, Stage::Starting(Starting::Hook));

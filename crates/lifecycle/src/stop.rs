@@ -10,7 +10,8 @@
 use std::time::{Duration, Instant};
 
 use crate::entry::{Live, Stage, Stop, StopCause, StopStep};
-use crate::events::{Action, EntryId, Level, Timer};
+use crate::events::{Action, EntryId, Timer};
+use crate::notes::Said;
 use crate::pod::Pod;
 use crate::spec::{HookKind, ProbeKind, Signal, MIN_STOP_GRACE};
 
@@ -55,8 +56,7 @@ impl Pod {
         let cause = stop.cause;
         self.set_stage(entry, Stage::Stopping(stop));
         if !ok {
-            let text = format!("{} pre_stop hook failed (the stop goes on)", self.name(entry));
-            self.note(Level::Warn, "hook_failed", entry, text).hook = Some(HookKind::PreStop);
+            self.note(entry, Said::PreStopFailed);
         }
         if cause != StopCause::Termination && !self.terminating() {
             // The hook's time comes out of the stop's own grace, with the 2 s
@@ -90,10 +90,7 @@ impl Pod {
         let mut stop = stop.clone();
         stop.step = StopStep::Signalled { at: now, kill_at: at };
         self.set_stage(entry, Stage::Stopping(stop));
-        let text = format!("stopping {} (pid {pid}) with {signal}", self.name(entry));
-        let n = self.note(Level::Info, "stopping", entry, text);
-        n.pid = Some(pid);
-        n.signal = Some(signal);
+        self.note(entry, Said::Stopping { pid, signal });
         self.out.push(Action::Signal { entry, pid, signal });
         if signal != Signal::CONT && signal != Signal::KILL {
             // A stopped process (Ctrl-Z, SIGSTOP) cannot act on its stop signal
@@ -110,8 +107,7 @@ impl Pod {
         let Some(pid) = self.entries[entry].live().map(Live::pid) else { return };
         let step = StopStep::Killed { signalled_at: at, kill_at };
         self.set_stage(entry, Stage::Stopping(Stop { step, ..stop }));
-        let text = format!("{} (pid {pid}) did not stop in time; sending SIGKILL", self.name(entry));
-        self.note(Level::Warn, "killed", entry, text).pid = Some(pid);
+        self.note(entry, Said::Killed { pid });
         self.out.push(Action::Signal { entry, pid, signal: Signal::KILL });
     }
 }

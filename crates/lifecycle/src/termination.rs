@@ -10,8 +10,9 @@
 use std::time::Instant;
 
 use crate::entry::{Entry, EntryState, Live, Stage, Stop, StopCause, StopStep};
-use crate::events::{Action, EntryId, Level, Note, Timer};
+use crate::events::{Action, EntryId, Timer};
 use crate::exit_status::{self, Exit};
+use crate::notes::{Note, Said};
 use crate::pod::{Phase, Pod};
 use crate::spec::{HookKind, ProbeKind, Role, Signal, MIN_STOP_GRACE};
 
@@ -26,34 +27,15 @@ impl Pod {
                 // received, whatever began termination) spends the budget;
                 // SIGTERM, or a first SIGINT, changes nothing.
                 if signal == Signal::INT && self.sigints >= 2 && !spent {
-                    let n = Note::new(
-                        Level::Warn,
-                        "budget_spent",
-                        None,
-                        "second SIGINT: stopping everything now".into(),
-                    );
-                    self.notes.push(n);
+                    self.notes.push(Note::pod(Said::SecondSigint));
                     self.spend_budget(now);
                 } else {
-                    let n = Note::new(
-                        Level::Info,
-                        "",
-                        None,
-                        format!("{signal} received during termination; nothing changes"),
-                    );
-                    self.notes.push(n);
+                    self.notes.push(Note::pod(Said::SignalDuringTermination { signal }));
                 }
             }
             Phase::Done => {}
             _ => {
-                let mut n = Note::new(
-                    Level::Info,
-                    "terminating",
-                    None,
-                    format!("{signal} received: terminating the pod"),
-                );
-                n.signal = Some(signal);
-                self.notes.push(n);
+                self.notes.push(Note::pod(Said::Terminating { signal }));
                 self.term_signal = Some(signal);
                 self.signal_grace_end = Some(now + self.spec.termination_grace_period);
                 self.begin_termination(now);

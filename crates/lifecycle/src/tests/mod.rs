@@ -20,6 +20,7 @@ use crate::{
 use crate::{StopGrace, Timer};
 
 mod control;
+mod notes;
 mod probes;
 mod proptests;
 mod reload;

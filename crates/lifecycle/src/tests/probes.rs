@@ -131,14 +131,19 @@ fn notes_say_what_happened_with_their_fields() {
     for _ in 0..3 {
         sim.probe("side", ProbeKind::Startup, false);
     }
-    let failed = sim.fx.notes.iter().find(|n| n.event == "probe_failed").expect("a probe_failed note");
-    assert_eq!(failed.text, "side startup probe failed 3 times (last: refused); stopping it");
-    assert_eq!((failed.level, failed.entry, failed.probe), (Level::Warn, Some(0), Some(ProbeKind::Startup)));
+    let failed = sim.fx.notes.iter().find(|n| n.event() == "probe_failed").expect("a probe_failed note");
+    let text = |n: &Note| n.text(sim.pod.spec()).to_string();
+    assert_eq!(text(failed), "side startup probe failed 3 times (last: refused); stopping it");
+    assert_eq!(
+        (failed.level(), failed.entry, failed.probe()),
+        (Level::Warn, Some(0), Some(ProbeKind::Startup))
+    );
     sim.exit("side", Exit::Signal(TERM));
     sim.exit("side", Exit::Code(1));
-    let backoff = sim.fx.notes.iter().find(|n| n.event == "backoff").expect("a backoff note");
-    assert_eq!(backoff.text, "restarting side in 1s");
-    assert_eq!(backoff.delay, Some(Duration::from_secs(1)));
-    let exited = sim.fx.notes.iter().find(|n| n.event == "exited").expect("an exited note");
-    assert_eq!((exited.pid, exited.status), (Some(1), Some(128 + TERM)));
+    let backoff = sim.fx.notes.iter().find(|n| n.event() == "backoff").expect("a backoff note");
+    let text = |n: &Note| n.text(sim.pod.spec()).to_string();
+    assert_eq!(text(backoff), "restarting side in 1s");
+    assert_eq!(backoff.delay(), Some(Duration::from_secs(1)));
+    let exited = sim.fx.notes.iter().find(|n| n.event() == "exited").expect("an exited note");
+    assert_eq!((exited.pid(), exited.status()), (Some(1), Some(128 + TERM)));
 }

@@ -215,7 +215,7 @@ impl Fx {
 
 impl Effects for Fx {
     fn say(&mut self, _pod: &Pod, notes: Vec<Note>) {
-        self.notes.extend(notes.into_iter().map(|n| (n.event, n.status)));
+        self.notes.extend(notes.into_iter().map(|n| (n.event(), n.status())));
     }
 
     fn perform(&mut self, pod: &Pod, a: Action, now: Instant) -> Option<Event> {

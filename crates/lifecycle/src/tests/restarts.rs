@@ -82,7 +82,7 @@ fn max_restarts_then_one_more_failure_fails_the_pod_with_its_status() {
     assert_eq!(sim.take_log(), s(&["stop m"]), "the pod terminates");
     sim.exit("m", Exit::Signal(TERM));
     assert_eq!(sim.fx.exit, Some(7));
-    assert!(sim.fx.notes.iter().any(|n| n.event == "max_restarts" && n.status == Some(7)));
+    assert!(sim.fx.notes.iter().any(|n| n.event() == "max_restarts" && n.status() == Some(7)));
 }
 
 /// KEP-5307: the first matching restart rule decides, else the entry's own

@@ -15,6 +15,7 @@ use crate::entry::{
     EntryEvent, EntryState, Live, Outcome, Stage, Starting, StateKind, Stop, StopCause, StopStep, Streak,
 };
 use crate::pod::Phase;
+use crate::Said;
 use EventKind as E;
 use StateKind as K;
 
@@ -316,7 +317,10 @@ fn every_state_event_pair_is_a_rule_or_ignored_for_its_written_reason() {
                         if acted || pod.phase != phase {
                             failures.push(format!("{pair} is ignored but changed the pod: {:?}", pod.out));
                         }
-                        let noted = notes.iter().any(|n| n.level == Level::Debug && n.text.ends_with(why));
+                        let noted = notes.iter().any(|n| {
+                            n.level() == Level::Debug
+                                && matches!(n.said, Said::Ignored { why: w, .. } if w == why)
+                        });
                         if !noted {
                             failures.push(format!("{pair} is ignored without a debug note: {notes:?}"));
                         }

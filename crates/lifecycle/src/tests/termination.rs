@@ -21,7 +21,7 @@ fn active_deadline_begins_termination_and_gives_124() {
     assert_eq!(sim.take_log(), s(&["stop side"]));
     sim.exit("side", Exit::Code(0));
     assert_eq!(sim.fx.exit, Some(exit_status::DEADLINE_EXCEEDED));
-    assert!(sim.fx.notes.iter().any(|n| n.event == "deadline_exceeded"));
+    assert!(sim.fx.notes.iter().any(|n| n.event() == "deadline_exceeded"));
 }
 
 #[test]

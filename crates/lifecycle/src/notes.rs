@@ -1,0 +1,527 @@
+//! What the lifecycle says, as data. A [`Note`] is one [`Said`] about an
+//! entry or about the pod: what happened, with exactly the values its
+//! sentence and its fields need. The machine never formats a sentence: the
+//! runtime renders one with [`Note::text`] when it writes the line, after its
+//! level filter, so a debug note that nobody reads is never rendered. Every
+//! sentence is written here, one next to the other; [`Note::event`] and the
+//! field methods ([`Note::pid`], [`Note::status`], ...) give the fields of
+//! the `--log-format json` line and of `podinit events` (docs/reference.md,
+//! "Command line"; docs/control.md, "`podinit events`").
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::entry::{EntryEvent, StateKind};
+use crate::events::{EntryId, Event, Instance};
+use crate::exit_status::Exit;
+use crate::spec::{HookKind, PodSpec, ProbeKind, Signal};
+
+/// How much a [`Note`] matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// For the most detail only (`PODINIT_LOG=debug` in podinit): why an
+    /// event changed nothing, and steps below a threshold.
+    Debug,
+    /// What the pod does.
+    Info,
+    /// A failure, or a limit reached.
+    Warn,
+}
+
+/// Something the lifecycle finds worth saying, about one entry or the pod;
+/// the runtime logs it, rendering its sentence with [`Note::text`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// The entry it is about (its name is the line's `process`); `None`:
+    /// the pod. Every [`Said`] documented as "about an entry" has one.
+    pub entry: Option<EntryId>,
+    /// What happened.
+    pub said: Said,
+}
+
+/// What a [`Note`] says: one variant per thing the lifecycle says, with the
+/// values its sentence and its fields need. Each variant's documentation
+/// gives its level, its `event` name (none for those that have no name) and
+/// whether it is about an entry or the pod. Pids are the kernel's numbers;
+/// durations are as the config writes them in the sentence and in
+/// milliseconds in the `delay_ms` field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    /// Info, `started`, about an entry: its process runs as `pid`.
+    Started {
+        /// The new instance's process.
+        pid: i32,
+    },
+    /// Info, `exited`, about an entry: its process `pid` ended with `exit`.
+    Exited {
+        /// The process that ended.
+        pid: i32,
+        /// How it ended (the `status` field is its shell status).
+        exit: Exit,
+    },
+    /// Info, `startup_probe_succeeded`, about an entry.
+    StartupProbeSucceeded,
+    /// Info, `ready`, about an entry: its readiness probe passed
+    /// `success_threshold` times in a row.
+    Ready,
+    /// Warn, `unready`, about an entry: its readiness probe failed
+    /// `threshold` times in a row.
+    Unready {
+        /// The probe's `failure_threshold`.
+        threshold: u32,
+        /// Why the last attempt failed, when the probe said.
+        why: Option<String>,
+    },
+    /// Warn, `probe_failed`, about an entry: a startup or liveness probe
+    /// failed `threshold` times in a row, so the instance is being stopped.
+    ProbeFailed {
+        /// Which probe.
+        kind: ProbeKind,
+        /// The probe's `failure_threshold`.
+        threshold: u32,
+        /// Why the last attempt failed, when the probe said.
+        why: Option<String>,
+    },
+    /// Warn, `hook_failed`, about an entry: its post_start hook failed or
+    /// ran out of time, so the instance is being stopped.
+    PostStartFailed {
+        /// The instance is a sidecar's copy started during termination
+        /// (docs/lifecycle.md rule 17a): its stop signal goes out now
+        /// rather than at its turn.
+        copy: bool,
+    },
+    /// Warn, `hook_failed`, about an entry: its pre_stop hook failed or ran
+    /// out of time; the stop goes on.
+    PreStopFailed,
+    /// Info, `backoff`, about an entry: it starts again after `delay`.
+    Backoff {
+        /// Its backoff.
+        delay: Duration,
+    },
+    /// Info, `restarting`, about an entry: a new instance now, by the rules
+    /// after an exit (its backoff, if any, is over).
+    Restarting,
+    /// Info, `restarting`, about an entry: a new instance at once, as
+    /// `podinit restart` or `podinit reload` asked, without backoff.
+    RestartingAsAsked,
+    /// Info, `restarting`, about an entry: a sidecar started again during
+    /// termination (`restart_during_termination`, docs/lifecycle.md rule 17a).
+    RestartingInTermination,
+    /// Warn, `max_restarts`, about an entry: it exited with `exit` once more
+    /// after `max` restarts, which fails the pod.
+    MaxRestarts {
+        /// How its last instance ended (the `status` field).
+        exit: Exit,
+        /// Its `max_restarts`.
+        max: u32,
+    },
+    /// Warn, `init_failed`, about an entry: an init failed under
+    /// `restart_policy = "Never"`, which fails the pod.
+    InitFailed {
+        /// How it ended (the `status` field).
+        exit: Exit,
+    },
+    /// Warn, `restart_all`, about an entry: its exit matched a `restart_all`
+    /// rule, so the whole pod restarts.
+    RestartAll {
+        /// How it ended (the `status` field).
+        exit: Exit,
+    },
+    /// Info, `completed`, about the pod: its mains have ended as
+    /// `completion` asks; termination begins.
+    Completed,
+    /// Info, `backoff`, about the pod: it starts again after `delay`
+    /// (after a `restart_all`).
+    PodBackoff {
+        /// The pod's backoff.
+        delay: Duration,
+    },
+    /// Info, `pod_restarting`, about the pod: the start sequence runs again.
+    PodRestarting {
+        /// Restarts of the whole pod so far, this one included.
+        restarts: u32,
+    },
+    /// Info, `stopping`, about an entry: its stop signal goes to `pid`.
+    Stopping {
+        /// The process (the leader of its group) that gets it.
+        pid: i32,
+        /// The stop signal.
+        signal: Signal,
+    },
+    /// Warn, `killed`, about an entry: `pid` outlived its grace and gets
+    /// SIGKILL.
+    Killed {
+        /// The process (the leader of its group) that gets it.
+        pid: i32,
+    },
+    /// Info, `terminating`, about the pod: podinit received `signal`, which
+    /// begins termination.
+    Terminating {
+        /// SIGTERM or SIGINT.
+        signal: Signal,
+    },
+    /// Info, `terminating`, about the pod: `podinit shutdown` began
+    /// termination.
+    ShutdownRequested,
+    /// Info, no event name, about the pod: podinit received `signal` once
+    /// termination had begun, which changes nothing.
+    SignalDuringTermination {
+        /// SIGTERM or SIGINT (no `signal` field).
+        signal: Signal,
+    },
+    /// Warn, `budget_spent`, about the pod: a second SIGINT spends the
+    /// termination budget at once.
+    SecondSigint,
+    /// Warn, `budget_spent`, about the pod: `termination_grace_period` has
+    /// passed since termination began.
+    BudgetSpent {
+        /// The pod's `termination_grace_period` (the `delay_ms` field).
+        grace: Duration,
+    },
+    /// Warn, `deadline_exceeded`, about the pod: `[pod] active_deadline` has
+    /// passed, which begins termination.
+    DeadlineExceeded {
+        /// The `active_deadline` (the `delay_ms` field).
+        deadline: Duration,
+    },
+    /// Info, `restart_requested`, about an entry: `podinit restart`.
+    RestartRequested {
+        /// Its process runs and is stopped first; else a new instance
+        /// starts at once.
+        running: bool,
+    },
+    /// Info, `start_requested`, about an entry: `podinit start` of an entry
+    /// that `podinit stop` keeps down.
+    StartRequested,
+    /// Info, `stop_requested`, about an entry: `podinit stop`.
+    StopRequested {
+        /// Its process runs and is stopped; else it was waiting out its
+        /// backoff, which is cancelled.
+        running: bool,
+    },
+    /// Info, `signal_requested`, about an entry: `podinit signal` sends
+    /// `signal` to `pid`.
+    SignalRequested {
+        /// The process (the leader of its group) that gets it.
+        pid: i32,
+        /// The signal asked for.
+        signal: Signal,
+    },
+    /// Info, `reloaded`, about the pod: one line of what `podinit reload`
+    /// did, as the client gets it too.
+    Reloaded(String),
+    /// Debug, about an entry: its liveness probe passes again after
+    /// `failures` failures in a row, fewer than its threshold.
+    LivenessRecovered {
+        /// The failures before this success.
+        failures: u32,
+    },
+    /// Debug, about an entry: one failure of a startup or liveness probe,
+    /// `failures` in a row of its `threshold`.
+    ProbeAttemptFailed {
+        /// Which probe.
+        kind: ProbeKind,
+        /// Failures in a row, this one included.
+        failures: u32,
+        /// The probe's `failure_threshold`.
+        threshold: u32,
+    },
+    /// Debug, about an entry: a sidecar passed the start sequence (the next
+    /// entry may start).
+    PassedStartSequence,
+    /// Debug, about an entry: its machine ignored `event` in `state`, for
+    /// the reason `why` (the table of ignored pairs, `entry.rs`).
+    Ignored {
+        /// The event ignored.
+        event: EntryEvent,
+        /// The state it met.
+        state: StateKind,
+        /// Why that state ignores that event.
+        why: &'static str,
+    },
+    /// Debug, about an entry: `event` is about an earlier instance than the
+    /// current one, and is ignored.
+    OldInstance {
+        /// The event ignored.
+        event: EntryEvent,
+        /// The instance it was about.
+        instance: Instance,
+    },
+    /// Debug, about an entry: a spawn's result named a pid that no process
+    /// can have (0 or below), and is ignored.
+    ImpossiblePid(i32),
+    /// Debug, about the pod: an event after `Exit` was emitted, ignored.
+    EventAfterExit(Event),
+}
+
+impl Note {
+    /// A note about `entry`.
+    pub(crate) fn entry(entry: EntryId, said: Said) -> Note {
+        Note { entry: Some(entry), said }
+    }
+
+    /// A note about the pod.
+    pub(crate) fn pod(said: Said) -> Note {
+        Note { entry: None, said }
+    }
+
+    /// How much it matters.
+    pub fn level(&self) -> Level {
+        use Said as S;
+        match self.said {
+            S::LivenessRecovered { .. }
+            | S::ProbeAttemptFailed { .. }
+            | S::PassedStartSequence
+            | S::Ignored { .. }
+            | S::OldInstance { .. }
+            | S::ImpossiblePid(_)
+            | S::EventAfterExit(_) => Level::Debug,
+            S::Unready { .. }
+            | S::ProbeFailed { .. }
+            | S::PostStartFailed { .. }
+            | S::PreStopFailed
+            | S::MaxRestarts { .. }
+            | S::InitFailed { .. }
+            | S::RestartAll { .. }
+            | S::Killed { .. }
+            | S::SecondSigint
+            | S::BudgetSpent { .. }
+            | S::DeadlineExceeded { .. } => Level::Warn,
+            S::Started { .. }
+            | S::Exited { .. }
+            | S::StartupProbeSucceeded
+            | S::Ready
+            | S::Backoff { .. }
+            | S::Restarting
+            | S::RestartingAsAsked
+            | S::RestartingInTermination
+            | S::Completed
+            | S::PodBackoff { .. }
+            | S::PodRestarting { .. }
+            | S::Stopping { .. }
+            | S::Terminating { .. }
+            | S::ShutdownRequested
+            | S::SignalDuringTermination { .. }
+            | S::RestartRequested { .. }
+            | S::StartRequested
+            | S::StopRequested { .. }
+            | S::SignalRequested { .. }
+            | S::Reloaded(_) => Level::Info,
+        }
+    }
+
+    /// A stable name for machines (`started`, `exited`, `backoff`...), the
+    /// `event` field of `--log-format json` and what `podinit events` sends;
+    /// empty for the notes that have none (every debug note).
+    pub fn event(&self) -> &'static str {
+        use Said as S;
+        match self.said {
+            S::Started { .. } => "started",
+            S::Exited { .. } => "exited",
+            S::StartupProbeSucceeded => "startup_probe_succeeded",
+            S::Ready => "ready",
+            S::Unready { .. } => "unready",
+            S::ProbeFailed { .. } => "probe_failed",
+            S::PostStartFailed { .. } | S::PreStopFailed => "hook_failed",
+            S::Backoff { .. } | S::PodBackoff { .. } => "backoff",
+            S::Restarting | S::RestartingAsAsked | S::RestartingInTermination => "restarting",
+            S::MaxRestarts { .. } => "max_restarts",
+            S::InitFailed { .. } => "init_failed",
+            S::RestartAll { .. } => "restart_all",
+            S::Completed => "completed",
+            S::PodRestarting { .. } => "pod_restarting",
+            S::Stopping { .. } => "stopping",
+            S::Killed { .. } => "killed",
+            S::Terminating { .. } | S::ShutdownRequested => "terminating",
+            S::SecondSigint | S::BudgetSpent { .. } => "budget_spent",
+            S::DeadlineExceeded { .. } => "deadline_exceeded",
+            S::RestartRequested { .. } => "restart_requested",
+            S::StartRequested => "start_requested",
+            S::StopRequested { .. } => "stop_requested",
+            S::SignalRequested { .. } => "signal_requested",
+            S::Reloaded(_) => "reloaded",
+            S::SignalDuringTermination { .. }
+            | S::LivenessRecovered { .. }
+            | S::ProbeAttemptFailed { .. }
+            | S::PassedStartSequence
+            | S::Ignored { .. }
+            | S::OldInstance { .. }
+            | S::ImpossiblePid(_)
+            | S::EventAfterExit(_) => "",
+        }
+    }
+
+    /// The process it names, for the `pid` field.
+    pub fn pid(&self) -> Option<i32> {
+        match self.said {
+            Said::Started { pid }
+            | Said::Exited { pid, .. }
+            | Said::Stopping { pid, .. }
+            | Said::Killed { pid }
+            | Said::SignalRequested { pid, .. } => Some(pid),
+            _ => None,
+        }
+    }
+
+    /// The shell status of an exit it reports (exit code, or 128 + signal),
+    /// for the `status` field.
+    pub fn status(&self) -> Option<i32> {
+        match self.said {
+            Said::Exited { exit, .. }
+            | Said::MaxRestarts { exit, .. }
+            | Said::InitFailed { exit }
+            | Said::RestartAll { exit } => Some(exit.status()),
+            _ => None,
+        }
+    }
+
+    /// The signal it sends or that began termination, for the `signal` field.
+    pub fn signal(&self) -> Option<Signal> {
+        match self.said {
+            Said::Stopping { signal, .. }
+            | Said::Terminating { signal }
+            | Said::SignalRequested { signal, .. } => Some(signal),
+            _ => None,
+        }
+    }
+
+    /// The duration it names (a backoff, the budget, the active deadline),
+    /// for the `delay_ms` field.
+    pub fn delay(&self) -> Option<Duration> {
+        match self.said {
+            Said::Backoff { delay } | Said::PodBackoff { delay } => Some(delay),
+            Said::BudgetSpent { grace } => Some(grace),
+            Said::DeadlineExceeded { deadline } => Some(deadline),
+            _ => None,
+        }
+    }
+
+    /// The probe whose threshold it reports, for the `probe` field.
+    pub fn probe(&self) -> Option<ProbeKind> {
+        match self.said {
+            Said::Unready { .. } => Some(ProbeKind::Readiness),
+            Said::ProbeFailed { kind, .. } => Some(kind),
+            _ => None,
+        }
+    }
+
+    /// The hook that failed, for the `hook` field.
+    pub fn hook(&self) -> Option<HookKind> {
+        match self.said {
+            Said::PostStartFailed { .. } => Some(HookKind::PostStart),
+            Said::PreStopFailed => Some(HookKind::PreStop),
+            _ => None,
+        }
+    }
+
+    /// The sentence, for people, with the entry names of `spec`: the spec of
+    /// the pod the note came from (an entry keeps its name and its index for
+    /// the pod's whole life, so the spec after the step names it as the step
+    /// did). It is rendered when it is displayed, not before.
+    pub fn text<'a>(&'a self, spec: &'a PodSpec) -> Text<'a> {
+        Text { note: self, spec }
+    }
+}
+
+/// The sentence of a [`Note`], rendered when it is displayed
+/// ([`Note::text`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Text<'a> {
+    note: &'a Note,
+    spec: &'a PodSpec,
+}
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Said as S;
+        let name = self.note.entry.and_then(|e| self.spec.entries.get(e)).map_or("", |e| e.name.as_str());
+        // ` (last: WHY)` after a threshold, when the last attempt said why.
+        let last = |f: &mut fmt::Formatter<'_>, why: &Option<String>| match why {
+            Some(why) => write!(f, " (last: {why})"),
+            None => Ok(()),
+        };
+        match &self.note.said {
+            S::Started { pid } => write!(f, "{name} started (pid {pid})"),
+            S::Exited { pid, exit } => write!(f, "{name} (pid {pid}) exited with {exit}"),
+            S::StartupProbeSucceeded => write!(f, "{name} startup probe succeeded"),
+            S::Ready => write!(f, "{name} is ready"),
+            S::Unready { threshold, why } => {
+                write!(f, "{name} is not ready: readiness probe failed {threshold} times")?;
+                last(f, why)
+            }
+            S::ProbeFailed { kind, threshold, why } => {
+                write!(f, "{name} {kind} probe failed {threshold} times")?;
+                last(f, why)?;
+                f.write_str("; stopping it")
+            }
+            S::PostStartFailed { copy: false } => write!(f, "{name} post_start hook failed; stopping it"),
+            S::PostStartFailed { copy: true } => write!(f, "{name} post_start hook failed: stopping it"),
+            S::PreStopFailed => write!(f, "{name} pre_stop hook failed (the stop goes on)"),
+            S::Backoff { delay } => write!(f, "restarting {name} in {}", humantime::format_duration(*delay)),
+            S::Restarting => write!(f, "restarting {name}"),
+            S::RestartingAsAsked => write!(f, "restarting {name} at once, as asked"),
+            S::RestartingInTermination => {
+                write!(f, "restarting {name} during termination (restart_during_termination)")
+            }
+            S::MaxRestarts { exit, max } => {
+                write!(f, "{name} exited with {exit} after {max} restarts (max_restarts): the pod fails")
+            }
+            S::InitFailed { exit } => {
+                write!(f, "init {name} failed with {exit}; restart_policy is Never, so the pod fails")
+            }
+            S::RestartAll { exit } => {
+                write!(f, "{name} exited with {exit}: restart_all, restarting the whole pod")
+            }
+            S::Completed => f.write_str("pod completed"),
+            S::PodBackoff { delay } => {
+                write!(f, "restarting the pod in {}", humantime::format_duration(*delay))
+            }
+            S::PodRestarting { restarts } => {
+                write!(f, "restarting the pod (restart {restarts} of the whole pod)")
+            }
+            S::Stopping { pid, signal } => write!(f, "stopping {name} (pid {pid}) with {signal}"),
+            S::Killed { pid } => write!(f, "{name} (pid {pid}) did not stop in time; sending SIGKILL"),
+            S::Terminating { signal } => write!(f, "{signal} received: terminating the pod"),
+            S::ShutdownRequested => f.write_str("shutdown asked for: terminating the pod"),
+            S::SignalDuringTermination { signal } => {
+                write!(f, "{signal} received during termination; nothing changes")
+            }
+            S::SecondSigint => f.write_str("second SIGINT: stopping everything now"),
+            S::BudgetSpent { .. } => {
+                f.write_str("termination_grace_period is spent: stopping every process left")
+            }
+            S::DeadlineExceeded { deadline } => write!(
+                f,
+                "active_deadline ({}) has passed: terminating the pod",
+                humantime::format_duration(*deadline)
+            ),
+            S::RestartRequested { running: true } => write!(f, "restart of {name} asked for: stopping it"),
+            S::RestartRequested { running: false } => write!(f, "restart of {name} asked for: starting it"),
+            S::StartRequested => write!(f, "start of {name} asked for: starting it"),
+            S::StopRequested { running: true } => {
+                write!(f, "stop of {name} asked for: stopping it until `podinit start {name}`")
+            }
+            S::StopRequested { running: false } => write!(f, "{name} stopped while waiting out its backoff"),
+            S::SignalRequested { pid, signal } => {
+                write!(f, "sending {signal} to {name} (pid {pid}), as asked")
+            }
+            S::Reloaded(line) => write!(f, "reload: {line}"),
+            S::LivenessRecovered { failures } => {
+                let s = if *failures == 1 { "" } else { "s" };
+                write!(f, "{name} liveness probe passes again after {failures} failure{s}")
+            }
+            S::ProbeAttemptFailed { kind, failures, threshold } => {
+                write!(f, "{name} {kind} probe failed ({failures}/{threshold})")
+            }
+            S::PassedStartSequence => write!(f, "{name} passed the start sequence"),
+            S::Ignored { event, state, why } => {
+                write!(f, "{event:?} ignored while {}: {why}", state.as_str())
+            }
+            S::OldInstance { event, instance } => {
+                write!(f, "{event:?} of an old instance ({instance}) ignored")
+            }
+            S::ImpossiblePid(pid) => write!(f, "spawned with an impossible pid {pid}: ignored"),
+            S::EventAfterExit(event) => write!(f, "event after exit ignored: {event:?}"),
+        }
+    }
+}
