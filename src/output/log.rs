@@ -262,16 +262,23 @@ static SETTINGS: Mutex<Option<(Level, LogFormat)>> = Mutex::new(None);
 
 /// Writes one of the lifecycle's notes to podinit's log and its events
 /// readers, straight from its data: `process` is the entry's name, `fields`
-/// the note's (name, value) pairs in the order the JSON line gives them.
-/// The same line, text or JSON, as any other message of podinit's; a note
-/// takes no round trip through `tracing`.
-pub fn write_note(level: Level, process: Option<&str>, fields: &[(&'static str, NoteValue<'_>)], text: &str) {
+/// the note's (name, value) pairs in the order the JSON line gives them,
+/// `text` its sentence, rendered here only once the level passes (a debug
+/// note under `PODINIT_LOG=info` is never rendered). The same line, text or
+/// JSON, as any other message of podinit's; a note takes no round trip
+/// through `tracing`.
+pub fn write_note(
+    level: Level,
+    process: Option<&str>,
+    fields: &[(&'static str, NoteValue<'_>)],
+    text: &dyn fmt::Display,
+) {
     let Some((max, format)) = SETTINGS.lock().ok().and_then(|s| *s) else { return };
     // Quieter than both the log and an events reader needs: nothing to do.
     if level > max && !(level <= Level::INFO && TAPPED.load(Ordering::Relaxed)) {
         return;
     }
-    let mut f = Fields { message: text.to_owned(), process: process.map(str::to_owned), extra: Vec::new() };
+    let mut f = Fields { message: text.to_string(), process: process.map(str::to_owned), extra: Vec::new() };
     for &(name, value) in fields {
         match value {
             NoteValue::Text(v) => f.string(name, v),

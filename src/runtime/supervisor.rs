@@ -429,12 +429,15 @@ pub(crate) fn signal_event(sig: i32) -> Option<Event> {
 
 /// Writes one of the lifecycle's notes to podinit's log, straight from its
 /// data (no round trip through `tracing`), with its fields for
-/// `--log-format json` and `podinit events`.
+/// `--log-format json` and `podinit events`. This is the edge where a note
+/// becomes words: its sentence is rendered with the entry names of `spec`,
+/// and only once the log level passes (`write_note`).
 pub(crate) fn log_note(spec: &PodSpec, n: &Note) {
     use crate::output::log::NoteValue::{Number, Text};
     let process = n.entry.map(|e| spec.entries[e].name.as_str());
     let signal = n.signal().map(|s| s.to_string());
-    let mut fields = Vec::with_capacity(8);
+    // A debug note has no field: nothing is allocated for it.
+    let mut fields = Vec::new();
     let event = n.event();
     if !event.is_empty() {
         fields.push(("event", Text(event)));
@@ -462,7 +465,7 @@ pub(crate) fn log_note(spec: &PodSpec, n: &Note) {
         Level::Info => tracing::Level::INFO,
         Level::Warn => tracing::Level::WARN,
     };
-    crate::output::log::write_note(level, process, &fields, &n.text(spec).to_string());
+    crate::output::log::write_note(level, process, &fields, &n.text(spec));
 }
 
 impl Effects for Runtime {
