@@ -21,7 +21,7 @@ pub trait Effects {
     fn perform(&mut self, pod: &Pod, action: Action, now: Instant) -> Option<Event>;
 
     /// Hears what the step found worth saying, before its actions are
-    /// carried out (the runtime logs it).
+    /// carried out (the runtime renders and logs it: [`Note::text`]).
     fn say(&mut self, _pod: &Pod, _notes: Vec<Note>) {}
 }
 

@@ -6,8 +6,12 @@
 //! touches no process, socket or clock (the current time is an argument) and
 //! logs nothing. What must happen comes back as [`Action`]s, which the runtime
 //! carries out and answers with [`Event`]s; what is worth saying comes back as
-//! [`Note`]s, which the runtime logs. So every rule, and every message, is
-//! unit-testable without processes or sleeps.
+//! [`Note`]s, which are data, not prose: one [`Said`] per thing said, with
+//! the values its sentence and its log fields need. The runtime renders the
+//! sentence ([`Note::text`]) only when it writes the line, so the machine
+//! formats no text, and a note that the log level drops is never rendered.
+//! So every rule, and every message, is unit-testable without processes or
+//! sleeps.
 //!
 //! This crate is that core, apart from the `podinit` binary that drives it:
 //! [`spec`] (the validated pod it runs, with [`signal`]'s signal numbers),
@@ -22,7 +26,7 @@
 //! its deadline and how far it has come), and `Pod::on_entry` is the one
 //! `match` on (state, event) for an entry, with no catch-all arm: every pair
 //! is a rule citing its source or ignored with its reason, noted at debug
-//! level. The pod itself is in one [`Phase`]. One step ([`Pod::handle`])
+//! level ([`Said::Ignored`]). The pod itself is in one [`Phase`]. One step ([`Pod::handle`])
 //! asks for at most one spawn, and the machine goes on when the spawn's
 //! result comes back as an event. [`Driver`] is the one routine that feeds
 //! actions' results back, used alike by the runtime's event loop, the unit
@@ -30,7 +34,9 @@
 //!
 //! Files, by concern:
 //! - `events.rs`: what goes in and out ([`Event`], [`Action`], [`Timer`],
-//!   [`Note`], [`Control`]); `status.rs`: what the pod says about itself
+//!   [`Control`]); `notes.rs`: what the machine says ([`Note`], [`Said`],
+//!   their level, `event` name and fields) and every sentence it can say,
+//!   rendered by [`Note::text`]; `status.rs`: what the pod says about itself
 //!   ([`EntryStatus`], readiness, deadlines);
 //! - `pod.rs`: [`Pod`], its [`Phase`], and the dispatch of one event;
 //! - `entry.rs`: one entry's states and its one match;
