@@ -6,9 +6,13 @@
 //! object per line with the fields of the children's JSON lines (`time`,
 //! `process`, `stream` = `"podinit"`, `line`) plus `level`, `event`, and `pid`,
 //! `status`, `signal`... where the event has them. `PODINIT_LOG` (error, warn,
-//! info, debug; default info) sets how much. A level filter of our own rather
-//! than tracing-subscriber's `env-filter`, which would add ~540 KB to the static
-//! binary (STYLE.md).
+//! info, debug; default info) sets how much.
+//!
+//! The writer is the `tracing` subscriber itself ([`Writer`]): podinit's
+//! messages and those of the libraries it uses (h2, rustls) carry no span
+//! context, so it keeps no span registry. tracing-subscriber's registry and
+//! its `env-filter` would add about 14 KB and 540 KB to the static binary
+//! (docs/development.md, "Measured choices").
 
 use std::fmt::{self, Write as _};
 
@@ -18,9 +22,10 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use tracing::field::{Field, Visit};
-use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::layer::{Context, SubscriberExt};
-use tracing_subscriber::Layer;
+use tracing::level_filters::LevelFilter;
+use tracing::span;
+use tracing::subscriber::Interest;
+use tracing::{Event, Level, Metadata, Subscriber};
 
 /// The format of podinit's own messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -200,33 +205,51 @@ fn publish(line: &str) {
     TAPPED.store(!taps.is_empty(), Ordering::Relaxed);
 }
 
-impl<S: Subscriber> Layer<S> for Writer {
-    fn register_callsite(
-        &self,
-        metadata: &'static tracing::Metadata<'static>,
-    ) -> tracing::subscriber::Interest {
+/// Spans are not kept: every span gets the same id and entering, leaving
+/// or recording one does nothing, which `tracing` allows for a subscriber
+/// that does not look at them.
+impl Subscriber for Writer {
+    fn register_callsite(&self, metadata: &'static Metadata<'static>) -> Interest {
         // Not cached as "never" for info messages: an events reader may come.
         if *metadata.level() <= self.level {
-            tracing::subscriber::Interest::always()
+            Interest::always()
         } else if *metadata.level() <= Level::INFO {
-            tracing::subscriber::Interest::sometimes()
+            Interest::sometimes()
         } else {
-            tracing::subscriber::Interest::never()
+            Interest::never()
         }
     }
 
-    fn enabled(&self, metadata: &tracing::Metadata<'_>, _: Context<'_, S>) -> bool {
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        // Info messages are wanted whatever the level while an events
+        // reader listens (see `enabled`).
+        Some(LevelFilter::from_level(self.level.max(Level::INFO)))
+    }
+
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
         // Lifecycle events (info and above) are needed by events readers even
         // when PODINIT_LOG is quieter.
         *metadata.level() <= self.level
             || (*metadata.level() <= Level::INFO && TAPPED.load(Ordering::Relaxed))
     }
 
-    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+    fn new_span(&self, _: &span::Attributes<'_>) -> span::Id {
+        span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &span::Id, _: &span::Record<'_>) {}
+
+    fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
+
+    fn event(&self, event: &Event<'_>) {
         let mut f = Fields::default();
         event.record(&mut f);
         emit(&f, *event.metadata().level(), self.level, self.format);
     }
+
+    fn enter(&self, _: &span::Id) {}
+
+    fn exit(&self, _: &span::Id) {}
 }
 
 /// Writes one message: to every events reader when it has an `event` field,
@@ -305,8 +328,7 @@ pub fn init(format: LogFormat, default: Level) {
     if let Ok(mut settings) = SETTINGS.lock() {
         *settings = Some((level.unwrap_or(default), format));
     }
-    let subscriber = tracing_subscriber::registry().with(Writer { format, level: level.unwrap_or(default) });
-    let _ = tracing::subscriber::set_global_default(subscriber);
+    let _ = tracing::subscriber::set_global_default(Writer { format, level: level.unwrap_or(default) });
     if level.is_none() {
         tracing::warn!("PODINIT_LOG={value:?} is not one of error, warn, info, debug; using {default}");
     }
