@@ -3,11 +3,14 @@
 //!
 //! Every series of an entry has the labels `entry` and `role`. Counters end
 //! in `_total`; `podinit_entry_start_time_seconds` is Unix time, as
-//! Prometheus' own `process_start_time_seconds`.
+//! Prometheus' own `process_start_time_seconds`. An entry has a
+//! `podinit_entry_probe_failures_total` series only for the probes its
+//! current spec has.
 
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
+use crate::lifecycle::spec::EntrySpec;
 use crate::lifecycle::{EntryStatus, Phase, ProbeKind, State};
 
 /// What the event loop counts for the metrics, per entry.
@@ -61,9 +64,11 @@ fn head(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
-/// The metrics text of a pod.
+/// The metrics text of a pod. `specs` are the entries' current specs, in
+/// the order of `entries`.
 pub fn render(
     entries: &[EntryStatus],
+    specs: &[EntrySpec],
     counters: &Counters,
     phase: Phase,
     ready: bool,
@@ -133,6 +138,10 @@ pub fn render(
     );
     for &(i, e) in &entries {
         for (k, kind) in ProbeKind::ALL.iter().enumerate() {
+            // Only the probes the entry has: no series for one it lacks.
+            if specs.get(i).and_then(|s| s.probe(*kind)).is_none() {
+                continue;
+            }
             let n = counters.probe_failures.get(i).map_or(0, |row| row[k]);
             let _ = writeln!(
                 o,

@@ -1,7 +1,8 @@
 //! The read-only HTTP endpoint (docs/control.md, "HTTP") with real requests
 //! against the real binary as PID 1: `/livez`, `/readyz` (503 naming the
 //! entries that are not ready, then 200), `/status`, `/metrics` (checked by
-//! Debian's `promtool check metrics`), 404 and 405, `PODINIT_HTTP` over
+//! Debian's `promtool check metrics`; a probe series only for a probe an
+//! entry has), 404 and 405, `PODINIT_HTTP` over
 //! `[pod] http`, and a bad `PODINIT_HTTP` refused before anything starts.
 // promtool is a helper process the test waits for.
 #![allow(clippy::disallowed_methods)]
@@ -46,6 +47,8 @@ fn health_status_and_metrics_over_http() {
         &sleeper("side"),
         "hold_until = \"started\"\nreadiness_probe = { exec = { command = [\"test\", \"-f\", \"@DIR@/ready\"] }, period = \"100ms\" }",
     );
+    // An init without probes: /metrics has no probe series for it.
+    cfg += &entry("prepare", "init", "echo \"start prepare\" >> \"@REC@\"", "");
     cfg += &entry("app", "main", &sleeper("app"), "");
     let path = td.config(&cfg);
     // PODINIT_HTTP wins over [pod] http (port 1 would not be free to bind).
@@ -84,6 +87,22 @@ fn health_status_and_metrics_over_http() {
         assert!(metrics.contains(want), "{want:?} missing from\n{metrics}");
     }
     assert!(readiness_failures(&metrics) >= 1, "the counter kept the failures:\n{metrics}");
+    // A probe series only for a probe an entry has: the sidecar's readiness
+    // probe, none for the init or the main, which have none.
+    let probe_series: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("podinit_entry_probe_failures_total{"))
+        .filter_map(|l| l.rsplit_once(' ').map(|(series, _)| series))
+        .collect();
+    assert_eq!(
+        probe_series,
+        ["podinit_entry_probe_failures_total{entry=\"side\",role=\"sidecar\",probe=\"readiness\"}"],
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("podinit_entry_last_exit_status{entry=\"prepare\",role=\"init\"} 0"),
+        "the init ran:\n{metrics}"
+    );
     let mut promtool = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())

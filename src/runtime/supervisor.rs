@@ -305,6 +305,7 @@ impl Supervisor {
                 let pod = &self.pod;
                 let text = crate::metrics::render(
                     &self.entries(),
+                    &pod.spec().entries,
                     &self.fx.counters,
                     pod.phase(),
                     pod.is_ready(),
