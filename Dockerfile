@@ -17,6 +17,16 @@
 #     COPY --from=podinit /podinit /podinit
 #     ENTRYPOINT ["/podinit", "--"]
 #     CMD ["/app/server"]
+#
+# The image's own ENTRYPOINT is podinit's command line, not a plain init: it
+# holds no program for an init to run, so `docker run` on it runs podinit's
+# subcommands (without arguments, `--help`):
+#
+#     docker run --rm podinit --version
+#     docker run --rm -v "$PWD:/pod:ro" podinit check --config /pod/podinit.toml
+#
+# An image built FROM it sets its own ENTRYPOINT ["/podinit", "--"] (or
+# ["/podinit", "--config", FILE]), which also drops this CMD.
 
 # The builder's base image (the registry route below). Declared before the
 # first FROM: an ARG after a FROM belongs to that stage alone, and a later
@@ -30,7 +40,8 @@ ARG RUST_IMAGE=rust:1-alpine
 FROM scratch AS local
 ARG BINARY=Dockerfile
 COPY ${BINARY} /podinit
-ENTRYPOINT ["/podinit", "--"]
+ENTRYPOINT ["/podinit"]
+CMD ["--help"]
 
 FROM ${RUST_IMAGE} AS build
 # On Alpine the host target is *-unknown-linux-musl, which links statically by
@@ -45,4 +56,5 @@ RUN cargo build --release --locked \
 
 FROM scratch
 COPY --from=build /podinit /podinit
-ENTRYPOINT ["/podinit", "--"]
+ENTRYPOINT ["/podinit"]
+CMD ["--help"]

@@ -3,7 +3,8 @@
 //! `docker stop`, `docker kill -s HUP`, `docker run -it` with Ctrl-C, podinit
 //! under Docker's own init (`--init`), a `--read-only --user 1000:1000`
 //! container with `podinit status` over `docker exec`, a `HEALTHCHECK` through
-//! the HTTP endpoint's `/readyz`, and the Compose stack of
+//! the HTTP endpoint's `/readyz`, the podinit image's own command line
+//! (`--version`, `check`, `--help`), and the Compose stack of
 //! `examples/docker` ending with the job's exit status.
 //!
 //! The engine has no registry and no images, so every image is built here
@@ -444,6 +445,36 @@ impl Scope {
         tag
     }
 
+    /// The podinit image, built as the README tells users to build it with
+    /// only a local engine: the top-level Dockerfile's `local` target.
+    fn podinit_image(&mut self) -> String {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let binary = podinit_static().strip_prefix(repo).unwrap_or_else(|_| {
+            panic!("{} is outside the repository, so not in the build context", podinit_static().display())
+        });
+        let tag = format!("{}:latest", self.next_name("podinit"));
+        self.images.push(tag.clone());
+        let label = format!("{LABEL}={}", self.id);
+        let binary_arg = format!("BINARY={}", binary.display());
+        docker_ok(
+            &[
+                "build",
+                "-q",
+                "--target",
+                "local",
+                "--build-arg",
+                &binary_arg,
+                "--label",
+                &label,
+                "-t",
+                &tag,
+                repo.to_str().unwrap(),
+            ],
+            BUILD,
+        );
+        tag
+    }
+
     /// An image whose ENTRYPOINT runs podinit with `config` at
     /// /etc/podinit.toml.
     fn pod_image(&mut self, config: &str) -> String {
@@ -674,7 +705,7 @@ fn docker_run_passes_the_main_exit_status_through() {
 }
 
 /// The same through `ENTRYPOINT ["/podinit", "--"]` and a CMD, podinit as a
-/// plain init (the usage of the top-level Dockerfile).
+/// plain init (the README's "Use in a Dockerfile").
 #[test]
 #[ignore = "needs a Docker engine: run with --include-ignored"]
 fn docker_run_with_podinit_as_plain_init_passes_the_exit_status_through() {
@@ -969,6 +1000,31 @@ fn healthcheck_through_http_readyz() {
     assert_eq!(s.exit_code(&name), 0, "{}", s.report(&name));
 }
 
+/// The podinit image itself (the top-level Dockerfile's `local` target) runs
+/// podinit's command line: `--version`, `check` of a mounted config, and
+/// `--help` when given nothing (docs/reference.md, "Decisions").
+#[test]
+#[ignore = "needs a Docker engine: run with --include-ignored"]
+fn the_podinit_image_runs_podinits_command_line() {
+    let mut s = scope("the_podinit_image_runs_podinits_command_line");
+    let image = s.podinit_image();
+    let label = format!("{LABEL}={}", s.id);
+    let out = docker_ok(&["run", "--rm", "--label", &label, &image, "--version"], QUICK);
+    assert_eq!(out.stdout.trim(), format!("podinit {}", env!("CARGO_PKG_VERSION")), "{}", out.report());
+    let pod = s.path().join("pod");
+    fs::create_dir(&pod).unwrap();
+    fs::write(pod.join("podinit.toml"), entry("app", "main", "exec /app/server", "")).unwrap();
+    let mount = format!("{}:/pod:ro", pod.display());
+    let out = docker_ok(
+        &["run", "--rm", "--label", &label, "-v", &mount, &image, "check", "--config", "/pod/podinit.toml"],
+        QUICK,
+    );
+    assert!(out.stdout.contains("/pod/podinit.toml: valid"), "{}", out.report());
+    let out = docker_ok(&["run", "--rm", "--label", &label, &image], QUICK);
+    assert!(out.stdout.starts_with("podinit: "), "--help by default\n{}", out.report());
+    assert!(out.stdout.contains("Usage: podinit"), "{}", out.report());
+}
+
 /// The Compose stack of examples/docker, exactly those files: `app`'s
 /// healthcheck is `podinit status`, `job` depends on it with `condition:
 /// service_healthy`, and `up --exit-code-from job` ends with the job's
@@ -989,32 +1045,7 @@ fn compose_up_runs_the_job_once_the_app_is_healthy_and_exits_with_its_status() {
         }
     }
     fs::copy(busybox(), dir.join("busybox")).unwrap();
-    // The podinit image, built as the README tells users to build it with
-    // only a local engine: the top-level Dockerfile's `local` target.
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let binary = podinit_static().strip_prefix(repo).unwrap_or_else(|_| {
-        panic!("{} is outside the repository, so not in the build context", podinit_static().display())
-    });
-    let podinit_image = format!("{}:latest", s.next_name("podinit"));
-    s.images.push(podinit_image.clone());
-    let label = format!("{LABEL}={}", s.id);
-    let binary_arg = format!("BINARY={}", binary.display());
-    docker_ok(
-        &[
-            "build",
-            "-q",
-            "--target",
-            "local",
-            "--build-arg",
-            &binary_arg,
-            "--label",
-            &label,
-            "-t",
-            &podinit_image,
-            repo.to_str().unwrap(),
-        ],
-        BUILD,
-    );
+    let podinit_image = s.podinit_image();
 
     let project = s.id.replace('.', "-");
     let env = vec![("PODINIT_IMAGE".to_owned(), podinit_image.clone())];
