@@ -211,6 +211,33 @@ readiness_probe = {{ exec = {{ command = ["true"] }}, period = "10parsecs" }}
     refused_at(&toml, "10parsecs", "period");
 }
 
+/// One grammar for duration strings (docs/configuration.md): numbers with
+/// units ms, s, m, h, as Go and Kubernetes write them; what humantime also
+/// read (spaces, other units) is refused with the reason.
+#[test]
+fn durations_follow_the_documented_grammar() {
+    for (text, why) in [
+        ("-5s", "\"-5s\": a duration cannot be negative"),
+        ("5 sec", "unknown unit \" sec\": the units are ms, s, m or h"),
+        ("1d", "unknown unit \"d\": the units are ms, s, m or h"),
+        ("10", "10 has no unit"),
+    ] {
+        let toml = format!("[pod]\ntermination_grace_period = \"{text}\"\n\n{APP}");
+        refused_at(&toml, "termination_grace_period", why);
+    }
+    for text in ["1h30m", "1.5s", "250ms", "0.5m", "\"1m30s\"", "90"] {
+        let quoted = if text.starts_with('"') || text.parse::<u32>().is_ok() {
+            text.to_owned()
+        } else {
+            format!("\"{text}\"")
+        };
+        let td = TestDir::new();
+        let path = td.config(&format!("[pod]\ntermination_grace_period = {quoted}\n\n{APP}"));
+        let out = td.podinit_not_pid1().arg("check").arg("--config").arg(&path).deadline(secs(10.0)).run();
+        assert_eq!(out.code, Some(0), "{text}: {}", out.report());
+    }
+}
+
 #[test]
 fn unknown_signal_name_is_refused() {
     let toml = format!("{APP}stop_signal = \"SIGFOO\"\n");

@@ -3,7 +3,8 @@
 //!
 //! - `raw`: serde shapes that mirror the file, field for field;
 //! - `validate`: every rule between values, into the model, each error with
-//!   file:line:col and key (`locate`), all at once;
+//!   file:line:col and key (`locate`), all at once (a shape error of `raw`
+//!   comes alone: the TOML reader stops at the first);
 //! - `model`: the validated types every other layer reads, with the one list of
 //!   names of each enum (the lifecycle crate's `spec`); `signal`: which
 //!   signals podinit forwards (the signal type is the lifecycle crate's);

@@ -5,8 +5,9 @@
 //! labels and unique, probes only on sidecars and mains (KEP-753), a
 //! `success_threshold` of 1 on liveness and startup probes (as the Kubernetes API
 //! validation), non-empty commands, `user` only when podinit is root, exactly one
-//! handler per probe or hook, at least one main. All errors are collected and
-//! reported at once, each with file, line, column and key; nothing is started
+//! handler per probe or hook, at least one main. Every error of these rules is collected and
+//! reported at once, each with file, line, column and key (a syntax or shape
+//! error of the TOML reader stops the reading first, and comes alone); nothing is started
 //! when there is one. This module reads files (the config, `env_file`,
 //! /etc/passwd) but starts nothing.
 //!
