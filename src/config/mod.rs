@@ -9,11 +9,13 @@
 //!   names of each enum (the lifecycle crate's `spec`); `signal`: which
 //!   signals podinit forwards (the signal type is the lifecycle crate's);
 //! - `envfile`, `users`: `env_file` and `user` lookups;
-//! - `plan`: the start plan that `podinit check` prints.
+//! - `plan`: the start plan that `podinit check` prints; `lint`: its
+//!   warnings, about what is valid but most likely a mistake.
 //!
 //! docs/reference.md, "Configuration", documents the keys.
 
 pub mod envfile;
+pub mod lint;
 pub mod locate;
 pub mod plan;
 pub mod raw;

@@ -40,6 +40,7 @@ pub struct RawPod {
     pub status_socket: Option<Spanned<String>>,
     pub http: Option<Spanned<String>>,
     pub active_deadline: Option<Spanned<RawDuration>>,
+    pub allow_warnings: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `[pod] backoff = { initial, max, reset_after }`.
@@ -76,6 +77,7 @@ pub struct RawProcess {
     pub restart_policy: Option<Spanned<RestartPolicy>>,
     pub restart_rules: Option<Spanned<Vec<Spanned<RawRestartRule>>>>,
     pub restart_during_termination: Option<Spanned<bool>>,
+    pub allow_warnings: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// One of `restart_rules`: `{ action, exit_codes = { operator, values } }`.

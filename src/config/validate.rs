@@ -52,6 +52,27 @@ pub struct Source {
     pub origin: Option<super::locate::Origin>,
 }
 
+impl Source {
+    /// The file messages name: the file the user wrote (an imported one
+    /// itself, not its TOML), or `<command line>`.
+    pub fn file_name(&self) -> String {
+        match &self.origin {
+            Some(o) => o.file.clone(),
+            None => {
+                self.path.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string())
+            }
+        }
+    }
+
+    /// The place of TOML byte `offset`, in the file the user wrote.
+    pub fn place(&self, offset: usize) -> super::locate::Place {
+        match self.origin.as_ref().and_then(|o| o.place(offset)) {
+            Some(p) => p.clone(),
+            None => locate(&self.text, offset),
+        }
+    }
+}
+
 /// One problem in the configuration, with its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigIssue {
@@ -231,10 +252,7 @@ fn read_config(path: &Path) -> Result<String, ConfigError> {
 /// # Errors
 /// As [`load`].
 pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, ConfigError> {
-    let file = match &source.origin {
-        Some(o) => o.file.clone(),
-        None => source.path.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string()),
-    };
+    let file = source.file_name();
     let dir = source.path.as_deref().and_then(Path::parent).filter(|d| !d.as_os_str().is_empty());
     let mut v =
         Validator { src: &source.text, origin: source.origin.as_ref(), dir, file, issues: Vec::new(), opts };
