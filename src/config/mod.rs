@@ -3,8 +3,8 @@
 //!
 //! - `raw`: serde shapes that mirror the file, field for field;
 //! - `validate`: every rule between values, into the model, each error with
-//!   file:line:col and key (`locate`), all at once (a shape error of `raw`
-//!   comes alone: the TOML reader stops at the first);
+//!   file:line:col and key (`locate`), all at once (of the shape errors of
+//!   `raw`, the first of each table: serde stops at a table's first);
 //! - `model`: the validated types every other layer reads, with the one list of
 //!   names of each enum (the lifecycle crate's `spec`); `signal`: which
 //!   signals podinit forwards (the signal type is the lifecycle crate's);

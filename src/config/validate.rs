@@ -6,8 +6,10 @@
 //! `success_threshold` of 1 on liveness and startup probes (as the Kubernetes API
 //! validation), non-empty commands, `user` only when podinit is root, exactly one
 //! handler per probe or hook, at least one main. Every error of these rules is collected and
-//! reported at once, each with file, line, column and key (a syntax or shape
-//! error of the TOML reader stops the reading first, and comes alone); nothing is started
+//! reported at once, each with file, line, column and key (a syntax
+//! error stops the reading first and comes alone; of the shape errors, the
+//! first of `[pod]` and of each `[[process]]` come together, as serde stops
+//! at a table's first); nothing is started
 //! when there is one. This module reads files (the config, `env_file`,
 //! /etc/passwd) but starts nothing.
 //!
@@ -259,8 +261,11 @@ pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, Confi
     let raw: RawConfig = match toml::from_str(&source.text) {
         Ok(raw) => raw,
         Err(e) => {
-            let offset = e.span().map_or(0, |s| s.start);
-            v.at(offset, e.message().trim().to_owned());
+            for e in shape_errors(&source.text).unwrap_or_else(|| vec![e]) {
+                let offset = e.span().map_or(0, |s| s.start);
+                v.at(offset, e.message().trim().to_owned());
+            }
+            v.issues.sort_by_key(|i| (i.line, i.col));
             return Err(ConfigError(v.issues));
         }
     };
@@ -271,6 +276,47 @@ pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, Confi
         v.issues.sort_by_key(|i| (i.line, i.col));
         Err(ConfigError(v.issues))
     }
+}
+
+/// The shape errors of a file that has the right TOML syntax: the first of
+/// `[pod]`, the first of each `[[process]]` table and one for each other
+/// top-level key, each read on its own (serde stops at a table's first
+/// error). `None` when the text is not TOML (the caller reports toml's own
+/// error then, which is the first).
+fn shape_errors(text: &str) -> Option<Vec<toml::de::Error>> {
+    use serde::Deserialize as _;
+    use toml::de::{DeTable, DeValue, ValueDeserializer};
+    let root = DeTable::parse(text).ok()?.into_inner();
+    let mut errors = Vec::new();
+    for (key, value) in root {
+        match (key.get_ref().as_ref(), value.get_ref()) {
+            ("pod", _) => {
+                if let Err(e) = super::raw::RawPod::deserialize(ValueDeserializer::from(value)) {
+                    errors.push(e);
+                }
+            }
+            ("process", DeValue::Array(_)) => {
+                let DeValue::Array(tables) = value.into_inner() else { continue };
+                for table in tables {
+                    if let Err(e) = super::raw::RawProcess::deserialize(ValueDeserializer::from(table)) {
+                        errors.push(e);
+                    }
+                }
+            }
+            _ => {
+                // Any other key, or a `process` that is not an array: read
+                // alone as the whole file, for serde's own message.
+                let span = key.span().start..value.span().end;
+                let mut alone = DeTable::new();
+                alone.insert(key, value);
+                let alone = toml::Spanned::new(span, alone);
+                if let Err(e) = RawConfig::deserialize(toml::de::Deserializer::from(alone)) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    (!errors.is_empty()).then_some(errors)
 }
 
 struct Validator<'a> {
