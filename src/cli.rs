@@ -101,6 +101,10 @@ GET /livez (200 while podinit runs), /readyz (200 ready, 503 not),
 pub enum Command {
     /// Validate the configuration and print the start plan (and, for another
     /// tool's file, what podinit ignores in it).
+    ///
+    /// Warns on stderr about what is valid but most likely a mistake
+    /// (docs/configuration.md, "Warnings"). Exits 0, or 2 for an invalid
+    /// file (or a warning, with --deny-warnings).
     Check {
         /// The pod's configuration file: podinit.toml, or a Kubernetes
         /// manifest, Compose file, supervisord.conf, Procfile or
@@ -113,6 +117,13 @@ pub enum Command {
         /// A command for an entry that has none of its own; repeatable.
         #[arg(long = "command", value_name = "NAME=CMD", value_parser = name_and_command)]
         commands: Vec<(String, String)>,
+        /// Silence one warning (docs/configuration.md, "Warnings");
+        /// repeatable.
+        #[arg(long = "allow", value_name = "NAME", value_parser = lint_name)]
+        allow: Vec<crate::config::lint::Lint>,
+        /// Treat warnings as errors: print them and exit 2.
+        #[arg(long)]
+        deny_warnings: bool,
         /// A command that would be added as a main named "main".
         #[arg(last = true, value_name = "COMMAND", value_parser = clap::value_parser!(OsString))]
         argv: Vec<OsString>,
@@ -236,6 +247,12 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+}
+
+/// A warning's name, for `podinit check --allow`.
+fn lint_name(s: &str) -> Result<crate::config::lint::Lint, String> {
+    crate::config::lint::Lint::from_name(s)
+        .ok_or_else(|| format!("unknown warning (the warnings are {})", crate::config::lint::Lint::names()))
 }
 
 /// `NAME=CMD` of `--command`.

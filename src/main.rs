@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     podinit::output::log::init(cli.log_format, default_level);
     let is_root = podinit::sys::process::euid() == 0;
     match cli.command {
-        Some(Command::Check { config, pod, commands, argv }) => {
+        Some(Command::Check { config, pod, commands, allow, deny_warnings, argv }) => {
             let config = config.or(cli.config);
             let options = LoadOptions {
                 command: argv,
@@ -51,20 +51,7 @@ fn main() -> ExitCode {
                 commands: [commands, cli.commands].concat(),
                 portable: false,
             };
-            match podinit::config::load(config.as_deref(), &options) {
-                Ok(spec) => {
-                    let name = config
-                        .as_ref()
-                        .map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
-                    print!("{name}: valid\n{}", podinit::config::plan::render(&spec));
-                    #[cfg(feature = "import")]
-                    if let Some(path) = &config {
-                        print!("{}", imported_notes(path, &options));
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => config_error(&e),
-            }
+            check(config.as_deref(), &options, allow, deny_warnings)
         }
         #[cfg(feature = "import")]
         Some(Command::Import { file, from, mains, commands, pod, profiles }) => {
@@ -206,6 +193,62 @@ fn ask(target: &Target, global_config: Option<&std::path::Path>, verb: Verb) -> 
         Ok(socket) => exit_code(podinit::status::control_client(socket, &verb)),
         Err(code) => code,
     }
+}
+
+/// `podinit check`: the plan on stdout, the warnings on stderr (exit 0);
+/// the errors on stderr (exit 2); with `--deny-warnings`, a warning is
+/// printed as one and the status is 2, without the plan.
+fn check(
+    config: Option<&std::path::Path>,
+    options: &LoadOptions,
+    allow: Vec<podinit::config::lint::Lint>,
+    deny_warnings: bool,
+) -> ExitCode {
+    let source = match config.map(|path| podinit::config::validate::read_source(path, options)) {
+        Some(Ok(source)) => source,
+        Some(Err(e)) => return config_error(&e),
+        None => podinit::config::Source::default(),
+    };
+    let spec = match podinit::config::from_source(&source, options) {
+        Ok(spec) => spec,
+        Err(e) => return config_error(&e),
+    };
+    let (compose, kubernetes) = imported_as(config);
+    let lint_options = podinit::config::lint::LintOptions { allow, compose, kubernetes };
+    let warnings = podinit::config::lint::lint(&source, &spec, &lint_options);
+    if deny_warnings && !warnings.is_empty() {
+        for w in &warnings {
+            eprintln!("podinit: config error: {w} (a warning, and --deny-warnings)");
+        }
+        return ExitCode::from(USAGE as u8);
+    }
+    for w in &warnings {
+        eprintln!("podinit: warning: {w}");
+    }
+    let name = config.map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string());
+    print!("{name}: valid\n{}", podinit::config::plan::render(&spec));
+    #[cfg(feature = "import")]
+    if let Some(path) = config {
+        print!("{}", imported_notes(path, options));
+    }
+    ExitCode::SUCCESS
+}
+
+/// Whether the config file is read as a Compose file, and whether as a
+/// Kubernetes manifest.
+fn imported_as(config: Option<&std::path::Path>) -> (bool, bool) {
+    #[cfg(feature = "import")]
+    if let Some(path) = config {
+        if let Ok(text) = podinit::config::validate::read_text(path) {
+            let format = podinit::import::detect(path, &text);
+            return (
+                format == podinit::import::Format::Compose,
+                format == podinit::import::Format::Kubernetes,
+            );
+        }
+    }
+    let _ = config;
+    (false, false)
 }
 
 /// What `podinit check` adds for another tool's file: the fields it ignores

@@ -211,6 +211,80 @@ readiness_probe = {{ exec = {{ command = ["true"] }}, period = "10parsecs" }}
     refused_at(&toml, "10parsecs", "period");
 }
 
+/// One grammar for duration strings (docs/configuration.md): numbers with
+/// units ms, s, m, h, as Go and Kubernetes write them; what humantime also
+/// read (spaces, other units) is refused with the reason.
+#[test]
+fn durations_follow_the_documented_grammar() {
+    for (text, why) in [
+        ("-5s", "\"-5s\": a duration cannot be negative"),
+        ("5 sec", "unknown unit \" sec\": the units are ms, s, m or h"),
+        ("1d", "unknown unit \"d\": the units are ms, s, m or h"),
+        ("10", "10 has no unit"),
+    ] {
+        let toml = format!("[pod]\ntermination_grace_period = \"{text}\"\n\n{APP}");
+        refused_at(&toml, "termination_grace_period", why);
+    }
+    for text in ["1h30m", "1.5s", "250ms", "0.5m", "\"1m30s\"", "90"] {
+        let quoted = if text.starts_with('"') || text.parse::<u32>().is_ok() {
+            text.to_owned()
+        } else {
+            format!("\"{text}\"")
+        };
+        let td = TestDir::new();
+        let path = td.config(&format!("[pod]\ntermination_grace_period = {quoted}\n\n{APP}"));
+        let out = td.podinit_not_pid1().arg("check").arg("--config").arg(&path).deadline(secs(10.0)).run();
+        assert_eq!(out.code, Some(0), "{text}: {}", out.report());
+    }
+}
+
+/// Shape errors come together: the first of [pod], of each [[process]] and of
+/// each other top-level key (docs/configuration.md); a syntax error alone.
+#[test]
+fn shape_errors_of_every_table_are_reported_at_once() {
+    let toml = r#"bogus = 1
+
+[pod]
+termination_grace_period = "-5s"
+
+[[process]]
+name = "a"
+command = "true"
+startup_probe = { exec = { command = ["true"] }, perod = "1s" }
+
+[[process]]
+name = "b"
+role = "sidekick"
+command = "touch @DIR@/started"
+"#;
+    let td = TestDir::new();
+    let path = td.config(toml);
+    for out in [
+        td.podinit().config(&path).deadline(secs(10.0)).run(),
+        td.podinit_not_pid1().arg("check").arg("--config").arg(&path).deadline(secs(10.0)).run(),
+    ] {
+        assert_eq!(out.code, Some(2), "{}", out.report());
+        assert!(!td.file("started").exists());
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        let want = [
+            (1, "bogus: unknown field `bogus`"),
+            (4, "pod.termination_grace_period: invalid duration \"-5s\": a duration cannot be negative"),
+            (9, "process[1].startup_probe.perod: unknown field `perod`"),
+            (13, "process[2].role: unknown variant `sidekick`"),
+        ];
+        assert_eq!(lines.len(), want.len(), "{}", out.report());
+        for (got, (line, text)) in lines.iter().zip(want) {
+            let at = format!("{}:{line}:", path.display());
+            assert!(got.contains(&at) && got.contains(text), "want {at}..{text} in {got}\n{}", out.report());
+        }
+    }
+    refused_at(
+        "[[process]]\nname = \"a\"\ncommand = \"true\n\n[pod]\nbogus = 1\n",
+        "command",
+        "invalid basic string",
+    );
+}
+
 #[test]
 fn unknown_signal_name_is_refused() {
     let toml = format!("{APP}stop_signal = \"SIGFOO\"\n");

@@ -185,3 +185,24 @@ fn every_example_is_valid_against_the_schema_with_taplo() {
     let out = taplo_check(&bad);
     assert!(!out.status.success(), "taplo accepted a bad file: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Every warning of `podinit check` has its row in docs/configuration.md,
+/// "Warnings", and is one of the names the JSON schema allows in
+/// `allow_warnings`, and no other name is.
+#[test]
+fn every_warning_is_documented_and_in_the_schema() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md")).unwrap();
+    let section = doc.split_once("\n## Warnings\n").expect("a Warnings section").1;
+    let schema = schema();
+    let listed: Vec<&str> = schema["definitions"]["warnings"]["items"]["enum"]
+        .as_array()
+        .expect("the warnings' names in the schema")
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let names: Vec<&str> = podinit::config::lint::Lint::ALL.iter().map(|l| l.name()).collect();
+    assert_eq!(listed, names, "docs/podinit.schema.json, definitions.warnings");
+    for name in names {
+        assert!(section.contains(&format!("| `{name}` |")), "{name} has no row in \"Warnings\"");
+    }
+}

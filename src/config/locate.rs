@@ -153,6 +153,21 @@ impl Origin {
     }
 }
 
+impl Origin {
+    /// The original place of the TOML line holding byte `offset` of `toml`,
+    /// only when that line was written from a place of its own: `None` for a
+    /// value the importer filled in (its tool's default) rather than read
+    /// from the file.
+    pub fn own_place(&self, toml: &str, offset: usize) -> Option<&Place> {
+        let line_start = toml.get(..offset).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
+        self.spans
+            .iter()
+            .filter(|(r, _)| r.contains(&offset) && r.start >= line_start)
+            .min_by_key(|(r, _)| r.len())
+            .map(|(_, p)| p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,16 +3,19 @@
 //!
 //! - `raw`: serde shapes that mirror the file, field for field;
 //! - `validate`: every rule between values, into the model, each error with
-//!   file:line:col and key (`locate`), all at once;
+//!   file:line:col and key (`locate`), all at once (of the shape errors of
+//!   `raw`, the first of each table: serde stops at a table's first);
 //! - `model`: the validated types every other layer reads, with the one list of
 //!   names of each enum (the lifecycle crate's `spec`); `signal`: which
 //!   signals podinit forwards (the signal type is the lifecycle crate's);
 //! - `envfile`, `users`: `env_file` and `user` lookups;
-//! - `plan`: the start plan that `podinit check` prints.
+//! - `plan`: the start plan that `podinit check` prints; `lint`: its
+//!   warnings, about what is valid but most likely a mistake.
 //!
 //! docs/reference.md, "Configuration", documents the keys.
 
 pub mod envfile;
+pub mod lint;
 pub mod locate;
 pub mod plan;
 pub mod raw;

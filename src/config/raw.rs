@@ -40,6 +40,7 @@ pub struct RawPod {
     pub status_socket: Option<Spanned<String>>,
     pub http: Option<Spanned<String>>,
     pub active_deadline: Option<Spanned<RawDuration>>,
+    pub allow_warnings: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `[pod] backoff = { initial, max, reset_after }`.
@@ -76,6 +77,7 @@ pub struct RawProcess {
     pub restart_policy: Option<Spanned<RestartPolicy>>,
     pub restart_rules: Option<Spanned<Vec<Spanned<RawRestartRule>>>>,
     pub restart_during_termination: Option<Spanned<bool>>,
+    pub allow_warnings: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// One of `restart_rules`: `{ action, exit_codes = { operator, values } }`.
@@ -237,8 +239,10 @@ fn capped<E: de::Error>(d: Duration, shown: &dyn fmt::Display) -> Result<RawDura
     }
 }
 
-/// A duration: a string with a unit (`"250ms"`, `"10s"`, `"2m"`, read by humantime)
-/// or an integer number of seconds, as Kubernetes' `*Seconds` fields.
+/// A duration: a string of numbers with units, Go's and Kubernetes' way
+/// (`"250ms"`, `"10s"`, `"1.5s"`, `"2m"`, `"1h30m"`: units `ms`, `s`, `m`,
+/// `h`, decimals allowed, no spaces; [`parse_duration`]) or an integer number
+/// of seconds, as Kubernetes' `*Seconds` fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RawDuration(pub Duration);
 
@@ -248,25 +252,94 @@ impl<'de> Deserialize<'de> for RawDuration {
         impl Visitor<'_> for V {
             type Value = RawDuration;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a duration such as \"250ms\", \"10s\", \"2m\", or whole seconds")
+                f.write_str("a duration such as \"250ms\", \"10s\", \"1h30m\", or whole seconds")
             }
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawDuration, E> {
                 let secs = u64::try_from(n)
-                    .map_err(|_| E::custom(format!("invalid duration {n}: must not be negative")))?;
+                    .map_err(|_| E::custom(format!("invalid duration {n}: a duration cannot be negative")))?;
                 capped(Duration::from_secs(secs), &n)
             }
             fn visit_u64<E: de::Error>(self, n: u64) -> Result<RawDuration, E> {
                 capped(Duration::from_secs(n), &n)
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<RawDuration, E> {
-                let d = humantime::parse_duration(s.trim()).map_err(|e| {
-                    E::custom(format!("invalid duration {s:?}: {e} (write e.g. \"250ms\", \"10s\", \"2m\")"))
-                })?;
-                capped(d, &format_args!("{s:?}"))
+                parse_duration(s)
+                    .map(RawDuration)
+                    .map_err(|why| E::custom(format!("invalid duration {s:?}: {why}")))
             }
         }
         d.deserialize_any(V)
     }
+}
+
+/// The units of a duration string, with their length in nanoseconds.
+const UNITS: [(&str, u128); 4] =
+    [("ms", 1_000_000), ("s", 1_000_000_000), ("m", 60_000_000_000), ("h", 3_600_000_000_000)];
+
+/// Reads a duration string: one or more numbers, each followed by its unit
+/// (`ms`, `s`, `m`, `h`), with nothing between them (`"1h30m"`, `"1.5s"`,
+/// `"250ms"`), as Go's `time.ParseDuration` reads them (Kubernetes'
+/// durations) without its `ns` and `us`, its sign and its unitless `"0"`.
+/// Digits after a decimal point count down to the nanosecond.
+///
+/// # Errors
+/// Says what is wrong: a sign, a number without a unit, an unknown unit (the
+/// accepted ones listed), more than [`MAX_DURATION`], anything else.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let units = "ms, s, m or h";
+    if text.starts_with('-') {
+        return Err("a duration cannot be negative".into());
+    }
+    if text.is_empty() {
+        return Err(format!("empty: write a number and a unit ({units}), e.g. \"10s\""));
+    }
+    let mut nanos: u128 = 0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(format!(
+                "not a duration: write numbers with units ({units}), e.g. \"1h30m\", \"1.5s\", \"250ms\""
+            ));
+        }
+        let (whole, after) = rest.split_at(digits);
+        let (fraction, after) = match after.strip_prefix('.') {
+            Some(f) => {
+                let n = f.find(|c: char| !c.is_ascii_digit()).unwrap_or(f.len());
+                if n == 0 {
+                    return Err(format!("{whole}. needs digits after the point, e.g. \"1.5s\""));
+                }
+                f.split_at(n)
+            }
+            None => ("", after),
+        };
+        let unit_len = after.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_len);
+        let Some(&(_, per)) = UNITS.iter().find(|(u, _)| *u == unit) else {
+            return Err(if unit.is_empty() {
+                format!("{whole}{}{fraction} has no unit: write one of {units} (or the number without quotes for whole seconds)", if fraction.is_empty() { "" } else { "." })
+            } else {
+                format!("unknown unit {unit:?}: the units are {units}")
+            });
+        };
+        // More digits than any ten-year duration needs: too long anyway.
+        let whole: u128 =
+            if whole.len() > 20 { u128::MAX / 4 } else { whole.parse().unwrap_or(u128::MAX / 4) };
+        let mut part = whole.saturating_mul(per);
+        let mut scale = per;
+        for d in fraction.bytes().take(18) {
+            scale /= 10;
+            part = part.saturating_add(u128::from(d - b'0') * scale);
+        }
+        nanos = nanos.saturating_add(part);
+        rest = after;
+    }
+    if nanos > MAX_DURATION.as_nanos() {
+        return Err("too long (at most 10 years)".into());
+    }
+    let secs = u64::try_from(nanos / 1_000_000_000).unwrap_or(u64::MAX);
+    let sub = u32::try_from(nanos % 1_000_000_000).unwrap_or(0);
+    Ok(Duration::new(secs, sub))
 }
 
 /// A signal given by name (`"SIGTERM"`, `"TERM"`, `"SIGRTMIN+3"`, any case) or
@@ -298,5 +371,53 @@ impl<'de> Deserialize<'de> for RawSignal {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_as_go_and_kubernetes_write_them() {
+        let ms = Duration::from_millis;
+        for (text, want) in [
+            ("250ms", ms(250)),
+            ("10s", ms(10_000)),
+            ("1.5s", ms(1500)),
+            ("0.5m", ms(30_000)),
+            ("2m", ms(120_000)),
+            ("1h30m", ms(5_400_000)),
+            ("1m30s", ms(90_000)),
+            ("1h0m0.25s", ms(3_600_250)),
+            ("0s", Duration::ZERO),
+            ("1.0000000015s", Duration::new(1, 1)),
+        ] {
+            assert_eq!(parse_duration(text), Ok(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn other_durations_are_refused_with_the_reason() {
+        for (text, why) in [
+            ("-5s", "a duration cannot be negative"),
+            ("5 sec", "unknown unit \" sec\": the units are ms, s, m or h"),
+            ("1d", "unknown unit \"d\": the units are ms, s, m or h"),
+            ("5x", "unknown unit \"x\""),
+            ("10", "10 has no unit: write one of ms, s, m or h"),
+            ("1.5", "1.5 has no unit"),
+            ("", "empty"),
+            ("s", "not a duration"),
+            (" 5s", "not a duration"),
+            ("+5s", "not a duration"),
+            ("5.s", "needs digits after the point"),
+            ("87600h1s", "too long"),
+            ("99999999999999999999999h", "too long"),
+        ] {
+            let err = parse_duration(text).expect_err(text);
+            assert!(err.contains(why), "{text:?}: {err:?} does not say {why:?}");
+        }
+        assert_eq!(parse_duration("87600h"), Ok(super::MAX_DURATION));
     }
 }

@@ -5,8 +5,11 @@
 //! labels and unique, probes only on sidecars and mains (KEP-753), a
 //! `success_threshold` of 1 on liveness and startup probes (as the Kubernetes API
 //! validation), non-empty commands, `user` only when podinit is root, exactly one
-//! handler per probe or hook, at least one main. All errors are collected and
-//! reported at once, each with file, line, column and key; nothing is started
+//! handler per probe or hook, at least one main. Every error of these rules is collected and
+//! reported at once, each with file, line, column and key (a syntax
+//! error stops the reading first and comes alone; of the shape errors, the
+//! first of `[pod]` and of each `[[process]]` come together, as serde stops
+//! at a table's first); nothing is started
 //! when there is one. This module reads files (the config, `env_file`,
 //! /etc/passwd) but starts nothing.
 //!
@@ -49,6 +52,27 @@ pub struct Source {
     /// Set when `text` is TOML that podinit wrote from another format (a
     /// Kubernetes manifest): errors are placed in that file.
     pub origin: Option<super::locate::Origin>,
+}
+
+impl Source {
+    /// The file messages name: the file the user wrote (an imported one
+    /// itself, not its TOML), or `<command line>`.
+    pub fn file_name(&self) -> String {
+        match &self.origin {
+            Some(o) => o.file.clone(),
+            None => {
+                self.path.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string())
+            }
+        }
+    }
+
+    /// The place of TOML byte `offset`, in the file the user wrote.
+    pub fn place(&self, offset: usize) -> super::locate::Place {
+        match self.origin.as_ref().and_then(|o| o.place(offset)) {
+            Some(p) => p.clone(),
+            None => locate(&self.text, offset),
+        }
+    }
 }
 
 /// One problem in the configuration, with its place.
@@ -230,18 +254,18 @@ fn read_config(path: &Path) -> Result<String, ConfigError> {
 /// # Errors
 /// As [`load`].
 pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, ConfigError> {
-    let file = match &source.origin {
-        Some(o) => o.file.clone(),
-        None => source.path.as_ref().map_or_else(|| "<command line>".to_owned(), |p| p.display().to_string()),
-    };
+    let file = source.file_name();
     let dir = source.path.as_deref().and_then(Path::parent).filter(|d| !d.as_os_str().is_empty());
     let mut v =
         Validator { src: &source.text, origin: source.origin.as_ref(), dir, file, issues: Vec::new(), opts };
     let raw: RawConfig = match toml::from_str(&source.text) {
         Ok(raw) => raw,
         Err(e) => {
-            let offset = e.span().map_or(0, |s| s.start);
-            v.at(offset, e.message().trim().to_owned());
+            for e in shape_errors(&source.text).unwrap_or_else(|| vec![e]) {
+                let offset = e.span().map_or(0, |s| s.start);
+                v.at(offset, e.message().trim().to_owned());
+            }
+            v.issues.sort_by_key(|i| (i.line, i.col));
             return Err(ConfigError(v.issues));
         }
     };
@@ -252,6 +276,47 @@ pub fn from_source(source: &Source, opts: &LoadOptions) -> Result<PodSpec, Confi
         v.issues.sort_by_key(|i| (i.line, i.col));
         Err(ConfigError(v.issues))
     }
+}
+
+/// The shape errors of a file that has the right TOML syntax: the first of
+/// `[pod]`, the first of each `[[process]]` table and one for each other
+/// top-level key, each read on its own (serde stops at a table's first
+/// error). `None` when the text is not TOML (the caller reports toml's own
+/// error then, which is the first).
+fn shape_errors(text: &str) -> Option<Vec<toml::de::Error>> {
+    use serde::Deserialize as _;
+    use toml::de::{DeTable, DeValue, ValueDeserializer};
+    let root = DeTable::parse(text).ok()?.into_inner();
+    let mut errors = Vec::new();
+    for (key, value) in root {
+        match (key.get_ref().as_ref(), value.get_ref()) {
+            ("pod", _) => {
+                if let Err(e) = super::raw::RawPod::deserialize(ValueDeserializer::from(value)) {
+                    errors.push(e);
+                }
+            }
+            ("process", DeValue::Array(_)) => {
+                let DeValue::Array(tables) = value.into_inner() else { continue };
+                for table in tables {
+                    if let Err(e) = super::raw::RawProcess::deserialize(ValueDeserializer::from(table)) {
+                        errors.push(e);
+                    }
+                }
+            }
+            _ => {
+                // Any other key, or a `process` that is not an array: read
+                // alone as the whole file, for serde's own message.
+                let span = key.span().start..value.span().end;
+                let mut alone = DeTable::new();
+                alone.insert(key, value);
+                let alone = toml::Spanned::new(span, alone);
+                if let Err(e) = RawConfig::deserialize(toml::de::Deserializer::from(alone)) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    (!errors.is_empty()).then_some(errors)
 }
 
 struct Validator<'a> {

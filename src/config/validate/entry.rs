@@ -67,6 +67,9 @@ impl Validator<'_> {
                 self.at(h.span().start, "hold_until applies to sidecars only".into());
             }
         }
+        if let Some(names) = &p.allow_warnings {
+            self.allow_warnings(names);
+        }
         let log = p.log.unwrap_or(pod_log);
         let startup_probe = p.startup_probe.map(|s| self.probe(s, ProbeKind::Startup, log));
         let liveness_probe = p.liveness_probe.map(|s| self.probe(s, ProbeKind::Liveness, log));

@@ -31,6 +31,9 @@ impl Validator<'_> {
                 humantime::format_duration(backoff.max)
             ));
         }
+        if let Some(names) = &pod.allow_warnings {
+            self.allow_warnings(names);
+        }
         let raw_pod_log = pod.log;
         let log = pod.log.unwrap_or(LogMode::Prefixed);
         let mut entries = Vec::new();
@@ -121,6 +124,24 @@ impl Validator<'_> {
                 }
             }),
             entries,
+        }
+    }
+
+    /// `allow_warnings`: names of warnings of `podinit check`
+    /// ([`crate::config::lint::Lint`]); an unknown one is an error, as an
+    /// unknown key is.
+    pub(super) fn allow_warnings(&mut self, names: &toml::Spanned<Vec<toml::Spanned<String>>>) {
+        for name in names.get_ref() {
+            if crate::config::lint::Lint::from_name(name.get_ref()).is_none() {
+                self.at(
+                    name.span().start,
+                    format!(
+                        "unknown warning {:?} (the warnings are {})",
+                        name.get_ref(),
+                        crate::config::lint::Lint::names()
+                    ),
+                );
+            }
         }
     }
 
