@@ -19,8 +19,9 @@
 //! - `last_exit`: the status of the last instance, shown in any state and
 //!   read for the pod's exit status (rule 20).
 //! - `probe_failure`: why the last startup or readiness attempt failed,
-//!   for the notes on why the start sequence waits (`wait.rs`); a threshold
-//!   counts a streak, which is the stage's, but the reason is only said.
+//!   kept while the start sequence waits at the entry, for the notes that
+//!   say why it waits (`wait.rs`). It is only said, never decides anything,
+//!   so it stays beside the state rather than in it.
 //! - Whether the start sequence has moved past an entry is the pod's
 //!   [`Phase::Booting`] cursor, not a fact of the entry: every entry before
 //!   the cursor has passed, none after it (removed entries are skipped).
