@@ -1,7 +1,8 @@
 //! Why the start sequence waits (docs/lifecycle.md, "Why the pod waits"):
 //! while the sequence waits at one entry (an init still running, a sidecar's
 //! post_start hook, its startup probe, its readiness with `hold_until =
-//! "ready"`, a main's post_start that holds the next main), a [`Timer::Wait`]
+//! "ready"`, its backoff after an exit before it passed, a main's
+//! post_start that holds the next main), a [`Timer::Wait`]
 //! is armed for that entry; each time it fires the machine says at info
 //! level what it waits for, for how long, and why the probe it waits for
 //! last failed ([`Said::Waiting`]). The notes come after 5, 10, 20 and 40 s
