@@ -2,7 +2,8 @@
 //! `PODINIT_HTTP`, off by default.
 //!
 //! `GET /livez` (200 while the event loop answers), `GET /readyz` (200 when
-//! the pod is ready, else 503 with the entries that are not), `GET /status`
+//! the pod is ready, else 503 with the entries that are not and, while the
+//! start sequence waits, the `waiting for:` line of `podinit status`), `GET /status`
 //! (the JSON of `podinit status --json`) and `GET /metrics` (Prometheus text
 //! format 0.0.4). Nothing here changes the pod: control stays on the Unix
 //! socket, where the peer's user is checked.
@@ -205,7 +206,14 @@ async fn route(path: &str, requests: &Requests) -> (u16, &'static str, String) {
         },
         "/readyz" => match call(requests, Request::Ready).await {
             Ok(r) if r.ready => (200, TEXT, "ready\n".into()),
-            Ok(r) => (503, TEXT, format!("not ready: {}\n", r.unready.join(", "))),
+            Ok(r) => {
+                let mut body = format!("not ready: {}\n", r.unready.join(", "));
+                if let Some(waiting) = r.waiting {
+                    body.push_str(&waiting);
+                    body.push('\n');
+                }
+                (503, TEXT, body)
+            }
             Err(no) => unanswered(no),
         },
         "/status" => match call(requests, Request::Status).await {

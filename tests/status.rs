@@ -412,3 +412,86 @@ echo prestop-done >> "@REC@""#,
     out.assert_code(0);
     assert_eq!(out.records, vec!["start app", "prestop", "prestop-done", "stop app"], "{}", out.report());
 }
+
+/// A sidecar whose readiness probe never passes (nothing listens on its
+/// port) holds the start sequence. At the default log level podinit says,
+/// after 5 s of waiting, which entry it waits for, for what and why the
+/// probe last failed; `podinit status` (text and JSON) and `/readyz`'s 503
+/// body say the same; the main never starts.
+#[test]
+fn a_sidecar_that_never_gets_ready_is_named_with_its_probe_and_last_failure() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    let (dead, http) = (free_port(), free_port());
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"2s\"\n\n");
+    cfg += &entry(
+        "side",
+        "sidecar",
+        &sleeper("side"),
+        &format!("readiness_probe = {{ tcp_socket = {{ port = {dead} }}, period = \"200ms\" }}"),
+    );
+    cfg += &entry("app", "main", &sleeper("app"), "");
+    let path = td.config(&cfg);
+    let mut run = td
+        .podinit()
+        .config(&path)
+        // The default level: an empty PODINIT_LOG is no level.
+        .env("PODINIT_LOG", "")
+        .env("PODINIT_HTTP", format!("127.0.0.1:{http}"))
+        .deadline(secs(60.0))
+        .spawn();
+    run.wait_for_stderr_containing("waiting 5s for side: readiness probe", secs(30.0));
+    let stderr = run.stderr();
+    let line = stderr.lines().find(|l| l.contains("waiting 5s for side")).unwrap();
+    let target = format!("127.0.0.1:{dead}");
+    assert!(
+        line.starts_with("podinit | waiting 5s for side: readiness probe (last failure: ")
+            && line.contains(&target)
+            && line.to_lowercase().contains("refused"),
+        "{line:?}\n{}",
+        run.report()
+    );
+
+    let st = status(&sock, false);
+    assert_eq!(st.code, Some(1), "{st:#?}");
+    let waiting = st.stdout.lines().find(|l| l.starts_with("waiting for: ")).unwrap_or_default();
+    assert!(
+        waiting.starts_with("waiting for: side, readiness probe, ")
+            && waiting.contains("s (last failure: ")
+            && waiting.contains(&target),
+        "{st:#?}"
+    );
+    let st = status(&sock, true);
+    let v: serde_json::Value = serde_json::from_str(&st.stdout).expect("the report is JSON");
+    let w = &v["waiting"];
+    assert_eq!((w["entry"].as_str(), w["for"].as_str()), (Some("side"), Some("readiness_probe")), "{st:#?}");
+    assert!(w["waited_ms"].as_u64().is_some_and(|ms| ms >= 5_000), "{st:#?}");
+    assert!(w["last_failure"].as_str().is_some_and(|why| why.contains(&target)), "{st:#?}");
+
+    let (code, body) = http_get(http, "/readyz");
+    assert_eq!(code, 503, "{body}");
+    let mut lines = body.lines();
+    assert_eq!(lines.next(), Some("not ready: side, app"), "{body}");
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("waiting for: side, readiness probe, ") && l.contains(&target)),
+        "{body}"
+    );
+    assert_eq!(count(&td.records(), "start app"), 0, "the main started: {}", run.report());
+
+    run.signal(SIGTERM);
+    run.wait();
+}
+
+/// `GET path` on the HTTP endpoint at `port`: status code and body.
+fn http_get(port: u16, path: &str) -> (u16, String) {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to the HTTP endpoint");
+    s.set_read_timeout(Some(secs(5.0))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
+}

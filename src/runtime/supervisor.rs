@@ -299,7 +299,8 @@ impl Supervisor {
             crate::status::Request::Ready(reply) => {
                 let ready = self.pod.is_ready();
                 let unready = crate::status::unready(&self.entries());
-                let _ = reply.send(crate::status::Readiness { ready, unready });
+                let waiting = crate::status::WaitReport::of(&self.pod, Instant::now()).map(|w| w.text());
+                let _ = reply.send(crate::status::Readiness { ready, unready, waiting });
             }
             crate::status::Request::Metrics(reply) => {
                 let pod = &self.pod;
@@ -343,6 +344,7 @@ impl Supervisor {
                 deadline_in,
                 pod_restarts: pod.pod_restarts(),
                 termination: pod.termination_deadline().map(|at| at.saturating_duration_since(now)),
+                waiting: crate::status::WaitReport::of(pod, now),
             },
             now,
         )
@@ -454,6 +456,12 @@ pub(crate) fn log_note(spec: &PodSpec, n: &Note) {
     }
     if let Some(delay) = n.delay() {
         fields.push(("delay_ms", Number(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX))));
+    }
+    if let Some(what) = n.waiting_for() {
+        fields.push(("for", Text(what.as_str())));
+    }
+    if let Some(waited) = n.waited() {
+        fields.push(("waited_ms", Number(i64::try_from(waited.as_millis()).unwrap_or(i64::MAX))));
     }
     if let Some(probe) = n.probe() {
         fields.push(("probe", Text(probe.as_str())));

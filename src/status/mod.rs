@@ -43,7 +43,7 @@ use crate::connections::{Connection, Slot, Slots};
 use crate::lifecycle::EntryStatus;
 
 pub use client::{client, control_client, events_client};
-pub use report::{render, state_name, About, PodFacts, Report};
+pub use report::{render, state_name, About, PodFacts, Report, WaitReport};
 
 /// How long one status connection may take, on either side.
 pub const DEADLINE: Duration = Duration::from_secs(2);
@@ -205,6 +205,9 @@ pub struct Readiness {
     pub ready: bool,
     /// The sidecars and mains that are not ready.
     pub unready: Vec<String>,
+    /// Where the start sequence waits and why ([`WaitReport::text`]), when
+    /// it does.
+    pub waiting: Option<String>,
 }
 
 /// The sidecars and mains among `entries` that are not ready.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde::{Serialize, Serializer};
 
 use crate::config::Role;
-use crate::lifecycle::{EntryStatus, Phase, State, StopGrace, StopStatus};
+use crate::lifecycle::{EntryStatus, Phase, State, StopGrace, StopStatus, WaitFor};
 
 /// What podinit answers.
 #[derive(Debug, Clone)]
@@ -70,6 +70,58 @@ pub struct PodReport<'a> {
         skip_serializing_if = "Option::is_none"
     )]
     pub termination_budget_left: Option<Duration>,
+    /// Where the start sequence waits, and why; absent when it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<WaitReport>,
+}
+
+/// The report's `waiting` object: the entry the start sequence waits at,
+/// what for, for how long, and why the probe it waits for last failed
+/// (docs/control.md, "podinit status").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WaitReport {
+    /// The entry's name.
+    pub entry: String,
+    /// What it waits for: `exit` (an init's), `post_start`,
+    /// `startup_probe`, `readiness_probe` or `backoff`.
+    #[serde(rename = "for", serialize_with = "wait_for")]
+    pub what: WaitFor,
+    /// How long it has waited at the entry; whole milliseconds in the JSON.
+    #[serde(rename = "waited_ms", serialize_with = "millis")]
+    pub waited: Duration,
+    /// Why the probe it waits for last failed; `null` when none failed, or
+    /// it waits for no probe.
+    pub last_failure: Option<String>,
+}
+
+impl WaitReport {
+    /// The wait of `pod` at `now`, if its start sequence waits.
+    pub fn of(pod: &crate::lifecycle::Pod, now: Instant) -> Option<WaitReport> {
+        let wait = pod.waiting()?;
+        Some(WaitReport {
+            entry: pod.spec().entries[wait.entry].name.clone(),
+            what: wait.what,
+            waited: now.saturating_duration_since(wait.since),
+            last_failure: wait.last_failure,
+        })
+    }
+
+    /// The `waiting for:` line of `podinit status` and of `/readyz`'s 503
+    /// body: `waiting for: side, readiness probe, 12s (last failure: ...)`,
+    /// or `waiting for: migrate to exit, 12s`.
+    pub fn text(&self) -> String {
+        let waited = humantime::format_duration(Duration::from_secs(self.waited.as_secs()));
+        let mut text = match self.what {
+            WaitFor::Exit => format!("waiting for: {} to exit, {waited}", self.entry),
+            what => format!("waiting for: {}, {}, {waited}", self.entry, what.human()),
+        };
+        if let Some(why) = &self.last_failure {
+            text.push_str(" (last failure: ");
+            text.push_str(why);
+            text.push(')');
+        }
+        text
+    }
 }
 
 /// The report's `podinit` object: which podinit answers, so that a user with
@@ -146,7 +198,7 @@ pub struct About {
 }
 
 /// The pod as a whole, for its report.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PodFacts {
     pub phase: Phase,
     pub ready: bool,
@@ -156,6 +208,8 @@ pub struct PodFacts {
     pub pod_restarts: u32,
     /// What is left of the termination budget while the pod terminates.
     pub termination: Option<Duration>,
+    /// Where the start sequence waits, when it does.
+    pub waiting: Option<WaitReport>,
 }
 
 /// Renders the report of a pod at `now`; `said` is each entry's last
@@ -215,6 +269,7 @@ impl<'a> PodReport<'a> {
             pod_restarts: pod.pod_restarts,
             active_deadline_in: pod.deadline_in,
             termination_budget_left: pod.termination,
+            waiting: pod.waiting.clone(),
         }
     }
 
@@ -264,6 +319,10 @@ impl<'a> PodReport<'a> {
             }
         }
         text.push_str(&status_lines);
+        if let Some(wait) = &self.waiting {
+            text.push_str(&wait.text());
+            text.push('\n');
+        }
         let _ = write!(text, "pod: {}", self.phase);
         if let Some(left) = self.termination_budget_left {
             let _ = write!(text, " ({} of its budget left)", seconds(left));
@@ -350,6 +409,11 @@ fn is_some<T, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_bool(v.is_some())
 }
 
+/// What the start sequence waits for, by its name.
+fn wait_for<S: Serializer>(w: &WaitFor, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(w.as_str())
+}
+
 /// A role by its config name.
 fn role<S: Serializer>(r: &Role, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(r.as_str())
@@ -412,6 +476,7 @@ mod tests {
             deadline_in: None,
             pod_restarts: 0,
             termination: Some(Duration::from_millis(9_000)),
+            waiting: None,
         };
         let report = render(&about, &entries, &said, &pod, now);
         assert!(!report.ready);
@@ -446,6 +511,7 @@ mod tests {
             deadline_in: Some(Duration::from_millis(90_500)),
             pod_restarts: 2,
             termination: None,
+            waiting: None,
         };
         let report = render(&About::default(), &[], &[], &pod, now);
         assert_eq!(
@@ -463,5 +529,52 @@ mod tests {
             "{}",
             report.text
         );
+    }
+
+    /// The `waiting for:` line and the `waiting` object while the start
+    /// sequence waits (docs/control.md, "podinit status").
+    #[test]
+    fn a_waiting_pod_says_where_and_why() {
+        let now = Instant::now();
+        let side = EntryStatus { ready: false, ..entry("side", Role::Sidecar, Some(7), None) };
+        let waiting = WaitReport {
+            entry: "side".into(),
+            what: WaitFor::ReadinessProbe,
+            waited: Duration::from_millis(12_345),
+            last_failure: Some("tcp 127.0.0.1:18099: Connection refused".into()),
+        };
+        let pod = PodFacts {
+            phase: Phase::Booting { cursor: 0 },
+            ready: false,
+            deadline_in: None,
+            pod_restarts: 0,
+            termination: None,
+            waiting: Some(waiting.clone()),
+        };
+        let report = render(&About::default(), &[side], &[], &pod, now);
+        assert!(
+            report.text.ends_with(concat!(
+                "waiting for: side, readiness probe, 12s (last failure: tcp 127.0.0.1:18099: Connection refused)\n",
+                "pod: starting, not ready\n"
+            )),
+            "{}",
+            report.text
+        );
+        assert!(
+            report.json.ends_with(concat!(
+                r#""pod_restarts":0,"waiting":{"entry":"side","for":"readiness_probe","waited_ms":12345,"#,
+                r#""last_failure":"tcp 127.0.0.1:18099: Connection refused"}}"#,
+                "\n"
+            )),
+            "{}",
+            report.json
+        );
+        let init = WaitReport {
+            entry: "migrate".into(),
+            what: WaitFor::Exit,
+            waited: Duration::from_secs(65),
+            last_failure: None,
+        };
+        assert_eq!(init.text(), "waiting for: migrate to exit, 1m 5s");
     }
 }

@@ -18,8 +18,7 @@ impl Pod {
     /// refused, and the actions either way.
     pub fn control(&mut self, request: Control, now: Instant) -> (Result<(), String>, Vec<Action>) {
         let result = self.on_control(request, now);
-        self.finish_if_empty();
-        (result, std::mem::take(&mut self.out))
+        (result, self.end_step(now))
     }
 
     fn on_control(&mut self, request: Control, now: Instant) -> Result<(), String> {

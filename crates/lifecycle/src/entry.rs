@@ -18,6 +18,10 @@
 //!   does not reset them (docs/lifecycle.md rule 8, KEP-4438's count).
 //! - `last_exit`: the status of the last instance, shown in any state and
 //!   read for the pod's exit status (rule 20).
+//! - `probe_failure`: why the last startup or readiness attempt failed,
+//!   kept while the start sequence waits at the entry, for the notes that
+//!   say why it waits (`wait.rs`). It is only said, never decides anything,
+//!   so it stays beside the state rather than in it.
 //! - Whether the start sequence has moved past an entry is the pod's
 //!   [`Phase::Booting`] cursor, not a fact of the entry: every entry before
 //!   the cursor has passed, none after it (removed entries are skipped).
@@ -57,6 +61,9 @@ pub(crate) struct Entry {
     /// How many instances were started during termination (KEP-4438's
     /// counter of such restarts).
     pub(crate) restarts_in_termination: u32,
+    /// Why its last startup or readiness attempt failed, kept only while
+    /// the start sequence waits at it (`wait.rs`).
+    pub(crate) probe_failure: Option<(ProbeKind, String)>,
 }
 
 impl Entry {
@@ -70,6 +77,7 @@ impl Entry {
             backoff: Backoff::new(backoff),
             spawn_failures: 0,
             restarts_in_termination: 0,
+            probe_failure: None,
         }
     }
 

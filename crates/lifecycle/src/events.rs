@@ -32,6 +32,9 @@ pub enum Timer {
     Deadline,
     /// The pod's backoff before a restart of the whole pod is over.
     PodRestart,
+    /// The start sequence has waited at this entry long enough for a note
+    /// that says why (`wait.rs`).
+    Wait(EntryId),
 }
 
 /// Something that happened.

@@ -43,7 +43,8 @@
 //! - `start.rs`: the start sequence and how an instance becomes started;
 //!   `probes.rs`: liveness and readiness; `restarts.rs`: what follows an
 //!   exit, backoff, `restart_all`; `stop.rs`: one instance's stop path;
-//!   `termination.rs`: the pod's termination and exit status;
+//!   `termination.rs`: the pod's termination and exit status; `wait.rs`:
+//!   why the start sequence waits (the timer and notes that say it);
 //! - `control.rs`: requests from the command line; `reload.rs`: `podinit
 //!   reload`; `driver.rs`: [`Driver`] and [`Effects`].
 //!
@@ -95,6 +96,7 @@ mod start;
 mod status;
 mod stop;
 mod termination;
+mod wait;
 
 pub use crate::driver::{Driver, Effects};
 pub use crate::entry::{EntryEvent, StateKind};
@@ -103,6 +105,7 @@ pub use crate::notes::{Level, Note, Said, Text};
 pub use crate::pod::{Phase, Pod};
 pub use crate::spec::{HookKind, ProbeKind};
 pub use crate::status::{EntryStatus, State, StopGrace, StopStatus};
+pub use crate::wait::{next_note, Wait, WaitFor, FIRST_WAIT_NOTE};
 
 #[cfg(test)]
 mod tests;

@@ -15,6 +15,7 @@ use crate::entry::{EntryEvent, StateKind};
 use crate::events::{EntryId, Event, Instance};
 use crate::exit_status::Exit;
 use crate::spec::{HookKind, PodSpec, ProbeKind, Signal};
+use crate::wait::WaitFor;
 
 /// How much a [`Note`] matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -210,6 +211,18 @@ pub enum Said {
     /// Info, `reloaded`, about the pod: one line of what `podinit reload`
     /// did, as the client gets it too.
     Reloaded(String),
+    /// Info, `waiting`, about an entry: the start sequence has waited
+    /// `waited` at it, for `what` (after 5, 10, 20, 40 s, then every
+    /// minute: `wait.rs`).
+    Waiting {
+        /// What it waits for (the `for` field; the `probe` field when it is
+        /// a probe).
+        what: WaitFor,
+        /// How long it has waited at the entry (the `waited_ms` field).
+        waited: Duration,
+        /// Why the probe it waits for last failed, when one failed and said.
+        why: Option<String>,
+    },
     /// Debug, about an entry: its liveness probe passes again after
     /// `failures` failures in a row, fewer than its threshold.
     LivenessRecovered {
@@ -306,7 +319,8 @@ impl Note {
             | S::StartRequested
             | S::StopRequested { .. }
             | S::SignalRequested { .. }
-            | S::Reloaded(_) => Level::Info,
+            | S::Reloaded(_)
+            | S::Waiting { .. } => Level::Info,
         }
     }
 
@@ -340,6 +354,7 @@ impl Note {
             S::StopRequested { .. } => "stop_requested",
             S::SignalRequested { .. } => "signal_requested",
             S::Reloaded(_) => "reloaded",
+            S::Waiting { .. } => "waiting",
             S::SignalDuringTermination { .. }
             | S::LivenessRecovered { .. }
             | S::ProbeAttemptFailed { .. }
@@ -396,11 +411,29 @@ impl Note {
         }
     }
 
-    /// The probe whose threshold it reports, for the `probe` field.
+    /// The probe whose threshold it reports, or that the start sequence
+    /// waits for, for the `probe` field.
     pub fn probe(&self) -> Option<ProbeKind> {
         match self.said {
             Said::Unready { .. } => Some(ProbeKind::Readiness),
             Said::ProbeFailed { kind, .. } => Some(kind),
+            Said::Waiting { what, .. } => what.probe(),
+            _ => None,
+        }
+    }
+
+    /// What the start sequence waits for, for the `for` field.
+    pub fn waiting_for(&self) -> Option<WaitFor> {
+        match self.said {
+            Said::Waiting { what, .. } => Some(what),
+            _ => None,
+        }
+    }
+
+    /// How long the start sequence has waited, for the `waited_ms` field.
+    pub fn waited(&self) -> Option<Duration> {
+        match self.said {
+            Said::Waiting { waited, .. } => Some(waited),
             _ => None,
         }
     }
@@ -506,6 +539,18 @@ impl fmt::Display for Text<'_> {
                 write!(f, "sending {signal} to {name} (pid {pid}), as asked")
             }
             S::Reloaded(line) => write!(f, "reload: {line}"),
+            S::Waiting { what, waited, why } => {
+                // Whole seconds: the notes come at whole seconds of waiting.
+                let waited = humantime::format_duration(Duration::from_secs(waited.as_secs()));
+                match what {
+                    WaitFor::Exit => write!(f, "waiting {waited} for {name} to exit"),
+                    _ => write!(f, "waiting {waited} for {name}: {}", what.human()),
+                }?;
+                match why {
+                    Some(why) => write!(f, " (last failure: {why})"),
+                    None => Ok(()),
+                }
+            }
             S::LivenessRecovered { failures } => {
                 let s = if *failures == 1 { "" } else { "s" };
                 write!(f, "{name} liveness probe passes again after {failures} failure{s}")

@@ -15,6 +15,7 @@ use crate::entry::{Entry, EntryEvent};
 use crate::events::{Action, EntryId, Event, Timer};
 use crate::notes::{Note, Said};
 use crate::spec::{PodSpec, Role, Signal};
+use crate::wait::WaitClock;
 
 /// The pod's phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +68,9 @@ pub struct Pod {
     /// Why the probe result being handled failed, for the note at its
     /// threshold (which takes it: one result says it once at most).
     pub(crate) probe_why: Option<String>,
+    /// The entry the start sequence waits at, since when, and when its next
+    /// note on why is due (`wait.rs`).
+    pub(crate) wait: Option<WaitClock>,
     /// `[pod] active_deadline` as the last `podinit reload` read it (the
     /// running deadline stays the one read at start).
     pub(crate) file_active_deadline: Option<Option<Duration>>,
@@ -97,6 +101,7 @@ impl Pod {
             sigints: 0,
             signal_grace_end: None,
             probe_why: None,
+            wait: None,
             file_active_deadline: None,
             out: Vec::new(),
             notes: Vec::new(),
@@ -121,6 +126,7 @@ impl Pod {
         }
         self.booted_at = Some(now);
         self.advance(now);
+        self.track_wait(now);
         std::mem::take(&mut self.out)
     }
 
@@ -144,6 +150,9 @@ impl Pod {
                 self.on_entry(entry, Some(instance), EntryEvent::Exited(exit), now);
             }
             Event::Probe { entry, instance, kind, ok, why } => {
+                if !ok && self.entries.get(entry).is_some_and(|e| e.instance == instance) {
+                    self.keep_probe_failure(entry, kind, why.as_ref());
+                }
                 self.probe_why = why;
                 self.on_entry(entry, Some(instance), EntryEvent::Probe(kind, ok), now);
                 self.probe_why = None;
@@ -163,6 +172,7 @@ impl Pod {
                 self.spend_budget(now);
             }
             Event::Timer(Timer::PodRestart) => self.on_pod_restart_timer(now),
+            Event::Timer(Timer::Wait(entry)) => self.on_wait_timer(entry, now),
             Event::Timer(Timer::Deadline) => {
                 if !self.terminating() {
                     let deadline = self.spec.active_deadline.unwrap_or_default();
@@ -180,6 +190,14 @@ impl Pod {
                 }
             }
         }
+        self.end_step(now)
+    }
+
+    /// The step's actions: [`Timer::Wait`] armed or cancelled for where the
+    /// start sequence now waits (`wait.rs`), then `Exit` if no process is
+    /// left once termination has begun, last.
+    pub(crate) fn end_step(&mut self, now: Instant) -> Vec<Action> {
+        self.track_wait(now);
         self.finish_if_empty();
         std::mem::take(&mut self.out)
     }

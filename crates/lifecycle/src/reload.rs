@@ -24,8 +24,7 @@ impl Pod {
     /// apply from now on. `Ok` lists what changed; `Err` says why nothing did.
     pub fn reload(&mut self, spec: PodSpec, now: Instant) -> (Result<Vec<String>, String>, Vec<Action>) {
         let result = self.on_reload(spec, now);
-        self.finish_if_empty();
-        (result, std::mem::take(&mut self.out))
+        (result, self.end_step(now))
     }
 
     fn on_reload(&mut self, spec: PodSpec, now: Instant) -> Result<Vec<String>, String> {

@@ -107,6 +107,8 @@ impl Pod {
             e.restarts = e.restarts.saturating_add(1);
         }
         e.instance = e.instance.wrapping_add(1);
+        // A new instance has not failed a probe yet.
+        e.probe_failure = None;
         e.state = if copy {
             EntryState::SpawningCopy { asked_at: now }
         } else {

@@ -28,6 +28,7 @@ mod restarts;
 mod start;
 mod table;
 mod termination;
+mod waits;
 
 const TERM: i32 = Signal::TERM.number();
 const KILL: i32 = Signal::KILL.number();

@@ -7,7 +7,7 @@
 use std::num::NonZeroI32;
 
 use super::*;
-use crate::{EntryEvent, Said, StateKind};
+use crate::{EntryEvent, Said, StateKind, WaitFor};
 
 /// (note, level, event, sentence).
 fn every_note() -> Vec<(Note, Level, &'static str, &'static str)> {
@@ -177,6 +177,40 @@ fn every_note() -> Vec<(Note, Level, &'static str, &'static str)> {
         ),
         (pod(S::Reloaded("web removed".into())), Info, "reloaded", "reload: web removed"),
         (
+            web(S::Waiting {
+                what: WaitFor::ReadinessProbe,
+                waited: Duration::from_millis(5_004),
+                why: why.clone(),
+            }),
+            Info,
+            "waiting",
+            "waiting 5s for web: readiness probe (last failure: connection refused)",
+        ),
+        (
+            web(S::Waiting { what: WaitFor::StartupProbe, waited: Duration::from_secs(120), why: None }),
+            Info,
+            "waiting",
+            "waiting 2m for web: startup probe",
+        ),
+        (
+            web(S::Waiting { what: WaitFor::PostStart, waited: Duration::from_secs(10), why: None }),
+            Info,
+            "waiting",
+            "waiting 10s for web: post_start hook",
+        ),
+        (
+            web(S::Waiting { what: WaitFor::Exit, waited: Duration::from_secs(20), why: None }),
+            Info,
+            "waiting",
+            "waiting 20s for web to exit",
+        ),
+        (
+            web(S::Waiting { what: WaitFor::Backoff, waited: Duration::from_secs(40), why: None }),
+            Info,
+            "waiting",
+            "waiting 40s for web: backoff before its restart",
+        ),
+        (
             web(S::LivenessRecovered { failures: 1 }),
             Debug,
             "",
@@ -293,6 +327,36 @@ fn every_note_carries_its_fields() {
     assert_eq!(fields("budget_spent"), [none, (None, None, None, sec(7), None, None)]);
     assert_eq!(fields("deadline_exceeded"), [(None, None, None, sec(90), None, None)]);
     assert_eq!(fields("signal_requested"), [(Some(42), None, Some(Signal::HUP), None, None, None)]);
+    // The probe it waits for, if it waits for one; `for` and `waited_ms`.
+    assert_eq!(
+        fields("waiting"),
+        [
+            (None, None, None, None, Some(ProbeKind::Readiness), None),
+            (None, None, None, None, Some(ProbeKind::Startup), None),
+            none,
+            none,
+            none
+        ]
+    );
+    let waiting: Vec<_> = notes
+        .iter()
+        .filter(|(_, _, e, _)| *e == "waiting")
+        .map(|(n, ..)| (n.waiting_for().map(WaitFor::as_str), n.waited().map(|d| d.as_millis())))
+        .collect();
+    assert_eq!(
+        waiting,
+        [
+            (Some("readiness_probe"), Some(5_004)),
+            (Some("startup_probe"), Some(120_000)),
+            (Some("post_start"), Some(10_000)),
+            (Some("exit"), Some(20_000)),
+            (Some("backoff"), Some(40_000))
+        ]
+    );
+    assert!(notes
+        .iter()
+        .filter(|(_, _, e, _)| *e != "waiting")
+        .all(|(n, ..)| n.waiting_for().is_none() && n.waited().is_none()));
     for event in [
         "startup_probe_succeeded",
         "ready",

@@ -159,7 +159,14 @@ fn reload_is_refused_while_a_removed_entry_is_being_started() {
     let spec = pod(vec![entry("side", Role::Sidecar), entry("m", Role::Main)]);
     let mut p = Pod::new(spec);
     let now = Instant::now();
-    assert_eq!(p.start(now), vec![Action::Spawn { entry: 0, instance: 1 }]);
+    // Its first actions, but the timer of the notes on why the sequence
+    // waits at side (tests/start.rs).
+    let first: Vec<Action> = p
+        .start(now)
+        .into_iter()
+        .filter(|a| !matches!(a, Action::ArmTimer { timer: Timer::Wait(_), .. }))
+        .collect();
+    assert_eq!(first, vec![Action::Spawn { entry: 0, instance: 1 }]);
     let (result, actions) = p.reload(pod(vec![entry("m", Role::Main)]), now);
     assert!(result.unwrap_err().contains("side is being started"));
     assert!(actions.is_empty());
