@@ -102,7 +102,7 @@ pub use crate::events::{Action, Control, EntryId, Event, Instance, Timer};
 pub use crate::notes::{Level, Note, Said, Text};
 pub use crate::pod::{Phase, Pod};
 pub use crate::spec::{HookKind, ProbeKind};
-pub use crate::status::{EntryStatus, State, StopGrace, StopStatus};
+pub use crate::status::{Awaited, Awaiting, EntryStatus, State, StopGrace, StopStatus};
 
 #[cfg(test)]
 mod tests;
