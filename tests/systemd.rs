@@ -38,7 +38,8 @@ impl Manager {
             self.socket.set_read_timeout(Some(left)).unwrap();
             match self.socket.recv(&mut buf) {
                 Ok(n) => self.seen.push(String::from_utf8_lossy(&buf[..n]).into_owned()),
-                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(e)
+                    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
                 Err(e) => panic!("reading the notify socket: {e}"),
             }
         }
@@ -161,7 +162,11 @@ while :; do sleep 0.1; done"#
     manager.drain();
     assert_eq!(manager.count("READY=1"), 1, "READY=1 once: {:#?}", manager.seen);
     assert_eq!(manager.count("STOPPING=1"), 1, "{:#?}", manager.seen);
-    assert!(!manager.lines().contains(&"STATUS=from pysvc"), "pysvc's datagrams are podinit's: {:#?}", manager.seen);
+    assert!(
+        !manager.lines().contains(&"STATUS=from pysvc"),
+        "pysvc's datagrams are podinit's: {:#?}",
+        manager.seen
+    );
     let out = run.wait();
     let records = out.records.clone();
     let unset = "NOTIFY_SOCKET=unset WATCHDOG_USEC=unset WATCHDOG_PID=unset";
@@ -179,7 +184,8 @@ fn an_abstract_notify_socket_gets_ready_and_stopping() {
     let td = TestDir::new();
     let name = format!("podinit-test-{}-{}", std::process::id(), td.path().display());
     let mut manager = Manager::bind_abstract(name.as_bytes());
-    let cfg = format!("[pod]\ntermination_grace_period = \"3s\"\n\n{}", entry("app", "main", &sleeper("app"), ""));
+    let cfg =
+        format!("[pod]\ntermination_grace_period = \"3s\"\n\n{}", entry("app", "main", &sleeper("app"), ""));
     let path = td.config(&cfg);
     let mut run = td.podinit().config(&path).env("NOTIFY_SOCKET", format!("@{name}")).spawn();
     manager.wait_for("READY=1", secs(15.0));

@@ -149,11 +149,12 @@ impl Supervisor {
         // Read before anything is started: from here on no process inherits
         // the service manager's variables.
         let service = crate::runtime::service::Service::from_env();
-        let watchdog = service.as_ref().and_then(crate::runtime::service::Service::watchdog_period).map(|p| {
-            let mut every = tokio::time::interval(p.max(Duration::from_millis(1)));
-            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            every
-        });
+        let watchdog =
+            service.as_ref().and_then(crate::runtime::service::Service::watchdog_period).map(|p| {
+                let mut every = tokio::time::interval(p.max(Duration::from_millis(1)));
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                every
+            });
         let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
         let prefixes = spec.entries.iter().map(|e| format!("{:width$} | ", e.name).into_bytes()).collect();
         let stdin_entry = spec.entries.iter().position(|e| e.role == crate::config::Role::Main);
