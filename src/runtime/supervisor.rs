@@ -14,12 +14,11 @@
 //! It takes one event at a time and, while more are queued, lets the runtime
 //! look at signals, exits, pipes and timers before the next one; every turn
 //! of the loop steps one queued event and takes at most one other thing (a
-//! signal, a probe result, a status request, a timer), so neither can
-//! starve the other. A spawn's
-//! result comes back as an ordinary queued event, never handled inside the
-//! batch that asked for the spawn: so no chain of events (a crash loop with a
-//! zero backoff, a storm of spawn failures) can keep SIGTERM or reaping from
-//! being seen.
+//! signal, a watchdog tick, a probe result, a status request, a timer), so
+//! neither can starve the other. A spawn's result comes back as an ordinary
+//! queued event, never handled inside the batch that asked for the spawn: so
+//! no chain of events (a crash loop with a zero backoff, a storm of spawn
+//! failures) can keep SIGTERM or reaping from being seen.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
