@@ -7,12 +7,15 @@
 //! the signal thread, or for the plain init's own thread), and resets a
 //! child's; `task` keeps panics in tasks from vanishing; `announce` holds
 //! what push probes need (notify sockets, notification pipes, log-line
-//! watches); `teardown` kills and reaps what is left at the end.
+//! watches); `service` tells the service manager that started podinit
+//! (systemd, Podman) how the pod is doing; `teardown` kills and reaps what
+//! is left at the end.
 
 pub mod announce;
 mod perform;
 pub mod plain;
 pub mod reaper;
+pub mod service;
 pub mod signals;
 pub mod spawn;
 pub mod supervisor;

@@ -94,6 +94,19 @@ pub fn leave_start_dir(more_to_start: bool) {
     }
 }
 
+/// Variables of podinit's own environment that no process it starts
+/// inherits ([`withhold_inherited`]); none until that is called.
+static WITHHELD: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
+
+/// From now on, no process podinit starts inherits `vars` from podinit's
+/// own environment; an entry's own `env` (and a push probe's
+/// `NOTIFY_SOCKET`) may still set them. Only the event loop calls it, for
+/// the service manager's variables (`runtime/service.rs`); the plain init
+/// passes its environment on whole. The first call wins.
+pub fn withhold_inherited(vars: &'static [&'static str]) {
+    let _ = WITHHELD.set(vars);
+}
+
 /// podinit's own pid, read once (it never changes; musl does not cache it).
 pub fn own_pid() -> u32 {
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
@@ -116,6 +129,9 @@ pub fn own_pid() -> u32 {
 pub fn command<S: AsRef<OsStr>>(entry: &EntrySpec, argv: &Argv<S>, stdio: Stdio3) -> Command {
     let mut cmd = Command::new(argv.program());
     cmd.args(argv.args());
+    for var in WITHHELD.get().copied().unwrap_or_default() {
+        cmd.env_remove(var);
+    }
     cmd.envs(entry.env.iter().map(|(k, v)| (k, v)));
     match (&entry.working_dir, START_DIR.get()) {
         (Some(dir), Some(start)) => {

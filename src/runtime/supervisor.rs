@@ -14,12 +14,11 @@
 //! It takes one event at a time and, while more are queued, lets the runtime
 //! look at signals, exits, pipes and timers before the next one; every turn
 //! of the loop steps one queued event and takes at most one other thing (a
-//! signal, a probe result, a status request, a timer), so neither can
-//! starve the other. A spawn's
-//! result comes back as an ordinary queued event, never handled inside the
-//! batch that asked for the spawn: so no chain of events (a crash loop with a
-//! zero backoff, a storm of spawn failures) can keep SIGTERM or reaping from
-//! being seen.
+//! signal, a watchdog tick, a probe result, a status request, a timer), so
+//! neither can starve the other. A spawn's result comes back as an ordinary
+//! queued event, never handled inside the batch that asked for the spawn: so
+//! no chain of events (a crash loop with a zero backoff, a storm of spawn
+//! failures) can keep SIGTERM or reaping from being seen.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -97,6 +96,11 @@ struct Supervisor {
     load_options: crate::config::LoadOptions,
     /// The HTTP endpoint's task, if it has one.
     http: Option<AbortHandle>,
+    /// The service manager that started podinit, when its environment names
+    /// one (`NOTIFY_SOCKET`, `service.rs`).
+    service: Option<crate::runtime::service::Service>,
+    /// When its next `WATCHDOG=1` is due, when it asks for them.
+    watchdog: Option<tokio::time::Interval>,
 }
 
 /// What carries out the lifecycle's actions: every side effect of podinit.
@@ -141,6 +145,15 @@ fn make_env_dir() -> Option<PathBuf> {
 
 impl Supervisor {
     fn new(spec: PodSpec, config: Option<PathBuf>, load_options: crate::config::LoadOptions) -> Self {
+        // Read before anything is started: from here on no process inherits
+        // the service manager's variables.
+        let service = crate::runtime::service::Service::from_env();
+        let watchdog =
+            service.as_ref().and_then(crate::runtime::service::Service::watchdog_period).map(|p| {
+                let mut every = tokio::time::interval(p.max(Duration::from_millis(1)));
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                every
+            });
         let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
         let prefixes = spec.entries.iter().map(|e| format!("{:width$} | ", e.name).into_bytes()).collect();
         let stdin_entry = spec.entries.iter().position(|e| e.role == crate::config::Role::Main);
@@ -212,6 +225,8 @@ impl Supervisor {
             config,
             load_options,
             http,
+            service,
+            watchdog,
         }
     }
 
@@ -222,6 +237,10 @@ impl Supervisor {
         crate::runtime::spawn::leave_start_dir(true);
         loop {
             if let Some(status) = self.driver.exit() {
+                // The last news: termination began in the step that ended it.
+                if let Some(service) = &mut self.service {
+                    service.update(&self.pod);
+                }
                 return status;
             }
             if self.driver.is_busy() {
@@ -239,12 +258,21 @@ impl Supervisor {
                     tokio::task::yield_now().await;
                 }
             }
+            // Before the loop may sleep: what this turn changed is told now.
+            if let Some(service) = &mut self.service {
+                service.update(&self.pod);
+            }
             let next_timer = self.fx.timers.next();
             let busy = self.driver.is_busy();
             // At most one of these per turn, signals first (SIGCHLD, SIGTERM).
             tokio::select! {
                 biased;
                 Some(sig) = signals.next() => self.on_signal(sig),
+                () = tick(self.watchdog.as_mut()) => {
+                    if let Some(service) = &mut self.service {
+                        service.watchdog();
+                    }
+                }
                 Some(event) = self.rx.recv() => {
                     if let Event::Probe { entry, kind, ok: false, .. } = &event {
                         self.fx.counters.probe_failed(*entry, *kind);
@@ -819,6 +847,16 @@ pub(crate) fn spawn_failed(
         );
     }
     Event::SpawnFailed { entry, instance, status }
+}
+
+/// The next tick of `every`; never without one.
+async fn tick(every: Option<&mut tokio::time::Interval>) {
+    match every {
+        Some(every) => {
+            every.tick().await;
+        }
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_until(at: Option<Instant>) {

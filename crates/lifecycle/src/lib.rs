@@ -37,7 +37,7 @@
 //!   [`Control`]); `notes.rs`: what the machine says ([`Note`], [`Said`],
 //!   their level, `event` name and fields) and every sentence it can say,
 //!   rendered by [`Note::text`]; `status.rs`: what the pod says about itself
-//!   ([`EntryStatus`], readiness, deadlines);
+//!   ([`EntryStatus`], readiness, what the pod waits for, deadlines);
 //! - `pod.rs`: [`Pod`], its [`Phase`], and the dispatch of one event;
 //! - `entry.rs`: one entry's states and its one match;
 //! - `start.rs`: the start sequence and how an instance becomes started;
@@ -104,7 +104,7 @@ pub use crate::events::{Action, Control, EntryId, Event, Instance, Timer};
 pub use crate::notes::{Level, Note, Said, Text};
 pub use crate::pod::{Phase, Pod};
 pub use crate::spec::{HookKind, ProbeKind};
-pub use crate::status::{EntryStatus, State, StopGrace, StopStatus};
+pub use crate::status::{Awaited, Awaiting, EntryStatus, State, StopGrace, StopStatus};
 pub use crate::wait::{next_note, Wait, WaitFor, FIRST_WAIT_NOTE};
 
 #[cfg(test)]

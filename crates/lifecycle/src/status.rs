@@ -6,7 +6,8 @@
 
 use std::time::Instant;
 
-use crate::entry::{EntryState, Live, StopStep};
+use crate::entry::{EntryState, Live, Stage, Starting, StopStep};
+use crate::events::EntryId;
 use crate::exit_status::Exit;
 use crate::pod::{Phase, Pod};
 use crate::spec::{RestartPolicy, Role, MIN_STOP_GRACE};
@@ -80,6 +81,53 @@ pub enum StopGrace {
     Own,
 }
 
+/// What the pod waits for before it is ready: one entry and what that entry
+/// has still to do ([`Pod::awaited`]), for a one-line status such as the
+/// `STATUS=` podinit gives a service manager (docs/systemd.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Awaited {
+    pub entry: EntryId,
+    pub what: Awaiting,
+}
+
+/// What an awaited entry has still to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Awaiting {
+    /// Its turn has come; its process is being started.
+    Spawn,
+    /// Its post_start hook runs.
+    PostStart,
+    /// Its startup probe has not passed yet.
+    StartupProbe,
+    /// An init runs; the sequence goes on once it exits with status 0.
+    Completion,
+    /// It has started; its readiness probe has not passed yet.
+    Readiness,
+    /// It is being stopped (a failed probe, `podinit restart`).
+    Stop,
+    /// It waits out its backoff before a restart.
+    Backoff,
+    /// It is not running and nothing starts it by itself (`podinit stop`,
+    /// or a main that exited).
+    Down,
+}
+
+impl Awaiting {
+    /// A few words for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Awaiting::Spawn => "spawning",
+            Awaiting::PostStart => "post_start",
+            Awaiting::StartupProbe => "startup probe",
+            Awaiting::Completion => "to complete",
+            Awaiting::Readiness => "readiness probe",
+            Awaiting::Stop => "stopping",
+            Awaiting::Backoff => "backoff",
+            Awaiting::Down => "not running",
+        }
+    }
+}
+
 impl Pod {
     /// Whether the pod is ready: every sidecar and main ready, and not
     /// terminating. Init entries do not count (docs/lifecycle.md rule 12).
@@ -92,6 +140,39 @@ impl Pod {
                 .zip(&self.spec.entries)
                 .filter(|(e, s)| s.role != Role::Init && !e.is_removed())
                 .all(|(e, _)| e.live().is_some_and(Live::ready))
+    }
+
+    /// What the pod waits for before it is ready: while the start sequence
+    /// runs, the entry it waits at; once the mains are being started, the
+    /// first sidecar or main (in file order) that is not ready. `None` when
+    /// the pod is ready, or restarts, or terminates.
+    pub fn awaited(&self) -> Option<Awaited> {
+        let entry = match self.phase {
+            Phase::Booting { cursor } => *self.sequence.get(cursor)?,
+            Phase::Running { .. } => (0..self.entries.len()).find(|&i| {
+                let e = &self.entries[i];
+                self.spec.entries[i].role != Role::Init
+                    && !e.is_removed()
+                    && !e.live().is_some_and(Live::ready)
+            })?,
+            Phase::Restarting | Phase::Terminating { .. } | Phase::Done => return None,
+        };
+        let init = self.spec.entries[entry].role == Role::Init;
+        let what = match &self.entries[entry].state {
+            EntryState::Waiting | EntryState::Spawning { .. } | EntryState::SpawningCopy { .. } => {
+                Awaiting::Spawn
+            }
+            EntryState::Running(live) => match &live.stage {
+                Stage::Starting(Starting::HookAndProbe { .. } | Starting::Hook) => Awaiting::PostStart,
+                Stage::Starting(Starting::Probe { .. }) => Awaiting::StartupProbe,
+                Stage::Started { .. } if init => Awaiting::Completion,
+                Stage::Started { .. } => Awaiting::Readiness,
+                Stage::Stopping(_) => Awaiting::Stop,
+            },
+            EntryState::Backoff { .. } => Awaiting::Backoff,
+            EntryState::Exited | EntryState::Held | EntryState::Removed => Awaiting::Down,
+        };
+        Some(Awaited { entry, what })
     }
 
     /// Each entry's status, in file order (entries added by `podinit

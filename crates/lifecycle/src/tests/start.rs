@@ -132,3 +132,30 @@ fn rule4_main_post_start_holds_the_next_main() {
     sim.hook("m1", HookKind::PostStart, true);
     assert_eq!(sim.take_log(), s(&["spawn m2", "spawn m3"]));
 }
+
+/// What the pod waits for (a service manager's status line): the entry the
+/// sequence waits at, then the first sidecar or main not ready; nothing once
+/// the pod is ready or terminates.
+#[test]
+fn awaited_follows_the_sequence_then_readiness() {
+    use crate::{Awaited, Awaiting};
+    let mut side = entry("side", Role::Sidecar);
+    side.startup_probe = Some(probe());
+    side.readiness_probe = Some(probe());
+    side.hold_until = HoldUntil::Started;
+    let mut sim = Sim::new(pod(vec![entry("i", Role::Init), side, entry("m", Role::Main)]));
+    let at = |sim: &Sim, name: &str, what| Some(Awaited { entry: sim.id(name), what });
+    assert_eq!(sim.pod.awaited(), at(&sim, "i", Awaiting::Completion));
+    sim.exit("i", Exit::Code(0));
+    assert_eq!(sim.pod.awaited(), at(&sim, "side", Awaiting::StartupProbe));
+    sim.probe("side", ProbeKind::Startup, true);
+    assert!(sim.running("m"));
+    assert_eq!(sim.pod.awaited(), at(&sim, "side", Awaiting::Readiness));
+    assert!(!sim.pod.is_ready());
+    sim.probe("side", ProbeKind::Readiness, true);
+    assert_eq!(sim.pod.awaited(), None);
+    assert!(sim.pod.is_ready());
+    sim.exit("m", Exit::Code(1));
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    assert_eq!(sim.pod.awaited(), None);
+}
