@@ -145,7 +145,7 @@ impl Service {
                     || "starting".to_owned(),
                     |a| {
                         let name = pod.spec().entries.get(a.entry).map_or("?", |e| e.name.as_str());
-                        format!("waiting for {name} ({})", a.what.as_str())
+                        format!("waiting for {name} ({})", a.what.human())
                     },
                 );
                 if self.ready_sent {

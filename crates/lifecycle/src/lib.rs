@@ -104,7 +104,7 @@ pub use crate::events::{Action, Control, EntryId, Event, Instance, Timer};
 pub use crate::notes::{Level, Note, Said, Text};
 pub use crate::pod::{Phase, Pod};
 pub use crate::spec::{HookKind, ProbeKind};
-pub use crate::status::{Awaited, Awaiting, EntryStatus, State, StopGrace, StopStatus};
+pub use crate::status::{Awaited, EntryStatus, State, StopGrace, StopStatus};
 pub use crate::wait::{next_note, Wait, WaitFor, FIRST_WAIT_NOTE};
 
 #[cfg(test)]

@@ -6,11 +6,12 @@
 
 use std::time::Instant;
 
-use crate::entry::{EntryState, Live, Stage, Starting, StopStep};
+use crate::entry::{EntryState, Live, StopStep};
 use crate::events::EntryId;
 use crate::exit_status::Exit;
 use crate::pod::{Phase, Pod};
 use crate::spec::{RestartPolicy, Role, MIN_STOP_GRACE};
+use crate::wait::WaitFor;
 
 /// What an entry is doing now, as `podinit status` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,49 +84,14 @@ pub enum StopGrace {
 
 /// What the pod waits for before it is ready: one entry and what that entry
 /// has still to do ([`Pod::awaited`]), for a one-line status such as the
-/// `STATUS=` podinit gives a service manager (docs/systemd.md).
+/// `STATUS=` podinit gives a service manager (docs/systemd.md). The same
+/// [`WaitFor`] the start sequence's waiting notes name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Awaited {
+    /// The entry.
     pub entry: EntryId,
-    pub what: Awaiting,
-}
-
-/// What an awaited entry has still to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Awaiting {
-    /// Its turn has come; its process is being started.
-    Spawn,
-    /// Its post_start hook runs.
-    PostStart,
-    /// Its startup probe has not passed yet.
-    StartupProbe,
-    /// An init runs; the sequence goes on once it exits with status 0.
-    Completion,
-    /// It has started; its readiness probe has not passed yet.
-    Readiness,
-    /// It is being stopped (a failed probe, `podinit restart`).
-    Stop,
-    /// It waits out its backoff before a restart.
-    Backoff,
-    /// It is not running and nothing starts it by itself (`podinit stop`,
-    /// or a main that exited).
-    Down,
-}
-
-impl Awaiting {
-    /// A few words for it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Awaiting::Spawn => "spawning",
-            Awaiting::PostStart => "post_start",
-            Awaiting::StartupProbe => "startup probe",
-            Awaiting::Completion => "to complete",
-            Awaiting::Readiness => "readiness probe",
-            Awaiting::Stop => "stopping",
-            Awaiting::Backoff => "backoff",
-            Awaiting::Down => "not running",
-        }
-    }
+    /// What it has still to do.
+    pub what: WaitFor,
 }
 
 impl Pod {
@@ -157,21 +123,9 @@ impl Pod {
             })?,
             Phase::Restarting | Phase::Terminating { .. } | Phase::Done => return None,
         };
-        let init = self.spec.entries[entry].role == Role::Init;
-        let what = match &self.entries[entry].state {
-            EntryState::Waiting | EntryState::Spawning { .. } | EntryState::SpawningCopy { .. } => {
-                Awaiting::Spawn
-            }
-            EntryState::Running(live) => match &live.stage {
-                Stage::Starting(Starting::HookAndProbe { .. } | Starting::Hook) => Awaiting::PostStart,
-                Stage::Starting(Starting::Probe { .. }) => Awaiting::StartupProbe,
-                Stage::Started { .. } if init => Awaiting::Completion,
-                Stage::Started { .. } => Awaiting::Readiness,
-                Stage::Stopping(_) => Awaiting::Stop,
-            },
-            EntryState::Backoff { .. } => Awaiting::Backoff,
-            EntryState::Exited | EntryState::Held | EntryState::Removed => Awaiting::Down,
-        };
+        // An entry that has started and is ready holds nothing; at the
+        // sequence's cursor it is about to pass, on its readiness.
+        let what = self.holds(entry).unwrap_or(WaitFor::ReadinessProbe);
         Some(Awaited { entry, what })
     }
 

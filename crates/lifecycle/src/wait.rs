@@ -60,6 +60,16 @@ pub enum WaitFor {
     ReadinessProbe,
     /// Its backoff to end, after an exit, before it starts again.
     Backoff,
+    /// Its process to be started (its spawn is under way). Not noted: a
+    /// spawn is answered at once.
+    Spawn,
+    /// Its stop (a failed probe, `podinit restart`) to end. Not noted: the
+    /// stop says what it does itself.
+    Stop,
+    /// Nothing: it is not running and nothing starts it by itself
+    /// (`podinit stop`, or a main that exited). Only a pod that is running
+    /// waits for one (its readiness, [`Pod::awaited`]).
+    Down,
 }
 
 impl WaitFor {
@@ -72,7 +82,16 @@ impl WaitFor {
             WaitFor::StartupProbe => "startup_probe",
             WaitFor::ReadinessProbe => "readiness_probe",
             WaitFor::Backoff => "backoff",
+            WaitFor::Spawn => "spawn",
+            WaitFor::Stop => "stop",
+            WaitFor::Down => "not_running",
         }
+    }
+
+    /// Whether the waiting notes, `podinit status` and `/readyz` name it:
+    /// not a spawn or a stop under way, which end by themselves.
+    pub fn noted(self) -> bool {
+        !matches!(self, WaitFor::Spawn | WaitFor::Stop | WaitFor::Down)
     }
 
     /// Its name for people.
@@ -83,6 +102,9 @@ impl WaitFor {
             WaitFor::StartupProbe => "startup probe",
             WaitFor::ReadinessProbe => "readiness probe",
             WaitFor::Backoff => "backoff before its restart",
+            WaitFor::Spawn => "spawning",
+            WaitFor::Stop => "stopping",
+            WaitFor::Down => "not running",
         }
     }
 
@@ -91,7 +113,12 @@ impl WaitFor {
         match self {
             WaitFor::StartupProbe => Some(ProbeKind::Startup),
             WaitFor::ReadinessProbe => Some(ProbeKind::Readiness),
-            WaitFor::Exit | WaitFor::PostStart | WaitFor::Backoff => None,
+            WaitFor::Exit
+            | WaitFor::PostStart
+            | WaitFor::Backoff
+            | WaitFor::Spawn
+            | WaitFor::Stop
+            | WaitFor::Down => None,
         }
     }
 }
@@ -142,14 +169,19 @@ impl Pod {
         }
     }
 
-    /// What the sequence waits for at `entry`, when its state says: nothing
-    /// while its spawn is under way.
-    fn wait_for(&self, entry: EntryId) -> Option<WaitFor> {
+    /// What `entry` has still to do before it stops holding the start
+    /// sequence or the pod's readiness; `None`: nothing (it has started and
+    /// is ready).
+    pub(crate) fn holds(&self, entry: EntryId) -> Option<WaitFor> {
         let e = &self.entries[entry];
-        if let EntryState::Backoff { .. } = e.state {
-            return Some(WaitFor::Backoff);
-        }
-        let live = e.live()?;
+        let live = match &e.state {
+            EntryState::Backoff { .. } => return Some(WaitFor::Backoff),
+            EntryState::Waiting | EntryState::Spawning { .. } | EntryState::SpawningCopy { .. } => {
+                return Some(WaitFor::Spawn)
+            }
+            EntryState::Exited | EntryState::Held | EntryState::Removed => return Some(WaitFor::Down),
+            EntryState::Running(live) => live,
+        };
         if self.role(entry) == Role::Init {
             return Some(WaitFor::Exit);
         }
@@ -157,8 +189,15 @@ impl Pod {
             Stage::Starting(Starting::HookAndProbe { .. } | Starting::Hook) => Some(WaitFor::PostStart),
             Stage::Starting(Starting::Probe { .. }) => Some(WaitFor::StartupProbe),
             Stage::Started { ready: false, .. } => Some(WaitFor::ReadinessProbe),
-            Stage::Started { ready: true, .. } | Stage::Stopping(_) => None,
+            Stage::Started { ready: true, .. } => None,
+            Stage::Stopping(_) => Some(WaitFor::Stop),
         }
+    }
+
+    /// What the sequence waits for at `entry` that the waiting notes name:
+    /// nothing while its spawn or stop is under way.
+    fn wait_for(&self, entry: EntryId) -> Option<WaitFor> {
+        self.holds(entry).filter(|w| w.noted())
     }
 
     /// Where the start sequence waits now, and for what; `None` when it

@@ -138,19 +138,19 @@ fn rule4_main_post_start_holds_the_next_main() {
 /// the pod is ready or terminates.
 #[test]
 fn awaited_follows_the_sequence_then_readiness() {
-    use crate::{Awaited, Awaiting};
+    use crate::{Awaited, WaitFor};
     let mut side = entry("side", Role::Sidecar);
     side.startup_probe = Some(probe());
     side.readiness_probe = Some(probe());
     side.hold_until = HoldUntil::Started;
     let mut sim = Sim::new(pod(vec![entry("i", Role::Init), side, entry("m", Role::Main)]));
     let at = |sim: &Sim, name: &str, what| Some(Awaited { entry: sim.id(name), what });
-    assert_eq!(sim.pod.awaited(), at(&sim, "i", Awaiting::Completion));
+    assert_eq!(sim.pod.awaited(), at(&sim, "i", WaitFor::Exit));
     sim.exit("i", Exit::Code(0));
-    assert_eq!(sim.pod.awaited(), at(&sim, "side", Awaiting::StartupProbe));
+    assert_eq!(sim.pod.awaited(), at(&sim, "side", WaitFor::StartupProbe));
     sim.probe("side", ProbeKind::Startup, true);
     assert!(sim.running("m"));
-    assert_eq!(sim.pod.awaited(), at(&sim, "side", Awaiting::Readiness));
+    assert_eq!(sim.pod.awaited(), at(&sim, "side", WaitFor::ReadinessProbe));
     assert!(!sim.pod.is_ready());
     sim.probe("side", ProbeKind::Readiness, true);
     assert_eq!(sim.pod.awaited(), None);
