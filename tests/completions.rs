@@ -1,14 +1,24 @@
-//! `podinit completions bash|zsh|fish` (README, "Install"): generated from
-//! the clap command of the command line, so every subcommand is in them.
+//! `podinit completions bash|zsh|fish` and the man pages of
+//! examples/dist-files.rs (README, "Install"; docs/development.md,
+//! "Building a static binary"): both generated from the clap command of the
+//! command line, so every subcommand is in them.
 //!
 //! The bash script is loaded and asked for completions in a real bash. zsh
 //! and fish are not required: their scripts are checked for content, and for
-//! syntax by `zsh -n` and `fish --no-execute` where those are installed.
+//! syntax by `zsh -n` and `fish --no-execute` where those are installed. The
+//! man pages are rendered by `man` where it is installed, else by
+//! `groff -man`, else only their roff structure (`.TH`, `.SH NAME`,
+//! `.SH SYNOPSIS`) is checked.
 
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use clap::CommandFactory;
 use podinit::cli::{completion_script, Cli, Shell};
+
+#[allow(dead_code)]
+#[path = "../examples/dist-files.rs"]
+mod dist_files;
 
 /// Runs a program to its end, stdin closed. A helper process of the test,
 /// not a child of podinit: the one-waiter rule of clippy.toml is about
@@ -46,7 +56,7 @@ fn text(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("UTF-8")
 }
 
-/// What the binary prints is [`completion_script`], for each shell.
+/// What the binary prints is the script the dist files carry, for each shell.
 #[test]
 fn podinit_completions_prints_each_shells_script() {
     for shell in Shell::ALL {
@@ -128,4 +138,76 @@ fn zsh_and_fish_scripts_name_the_subcommands() {
             assert!(out.status.success(), "{checker} {flag}: {}", String::from_utf8_lossy(&out.stderr));
         }
     }
+}
+
+/// The dist files: podinit.1 names every subcommand, and a page for each
+/// exists; each page is well-formed roff that man (or groff) renders; the
+/// completion scripts are what `podinit completions` prints.
+#[test]
+fn dist_files_have_a_man_page_per_subcommand_and_the_scripts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    dist_files::write_all(dir.path()).expect("write the dist files");
+    let man = dir.path().join("man1");
+    let page = |name: &str| std::fs::read_to_string(man.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+
+    let main_page = page("podinit.1");
+    let mut pages = vec!["podinit.1".to_owned()];
+    for name in subcommands() {
+        assert!(main_page.contains(&format!("podinit\\-{name}(1)")), "podinit.1 does not name {name}");
+        pages.push(format!("podinit-{name}.1"));
+    }
+    let mut written: Vec<String> = std::fs::read_dir(&man)
+        .expect("man1")
+        .map(|e| e.expect("entry").file_name().into_string().expect("UTF-8"))
+        .collect();
+    written.sort();
+    pages.sort();
+    assert_eq!(written, pages, "the pages are podinit.1 and one per subcommand");
+
+    for name in &pages {
+        let roff = page(name);
+        let title = name.trim_end_matches(".1");
+        assert!(roff.contains(&format!(".TH {title} 1 ")), "{name}: no .TH");
+        for section in [".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION"] {
+            assert!(roff.lines().any(|l| l == section), "{name}: no {section}");
+        }
+        rendered(&man.join(name), title);
+    }
+    for shell in Shell::ALL {
+        let file = dir.path().join("completions").join(shell.file_name());
+        assert_eq!(
+            std::fs::read(&file).expect("a completion script"),
+            completion_script(shell),
+            "{}",
+            file.display()
+        );
+    }
+}
+
+/// The page as man renders it (groff -man without man), or nothing to check
+/// when neither is installed.
+fn rendered(page: &Path, title: &str) {
+    let path = page.to_str().expect("UTF-8 path");
+    let out = if installed("man") {
+        #[allow(clippy::disallowed_methods)]
+        Command::new("man")
+            .args(["-l", path])
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .env("LC_ALL", "C.UTF-8")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run man")
+    } else if installed("groff") {
+        run("groff", &["-man", "-Tutf8", path])
+    } else {
+        return;
+    };
+    let shown = text(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.trim().is_empty(), "{title}: {stderr}");
+    for heading in ["NAME", "SYNOPSIS"] {
+        assert!(shown.lines().any(|l| l.trim() == heading), "{title}: no {heading} in\n{shown}");
+    }
+    assert!(shown.contains(title), "{title}: not named in\n{shown}");
 }
