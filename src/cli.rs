@@ -179,6 +179,14 @@ pub enum Command {
     /// Print the JSON Schema of the configuration file, for TOML editors
     /// (taplo, Even Better TOML: `#:schema` at the top of podinit.toml).
     Schema,
+    /// Print the completion script of a shell (bash, zsh or fish), e.g.
+    /// `podinit completions bash > /etc/bash_completion.d/podinit`.
+    #[cfg(feature = "completions")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
     /// Ask the running podinit for each entry's state. Exits 0 when the pod is
     /// ready, 1 when not, 2 when no podinit answers (for Docker HEALTHCHECK and
     /// Kubernetes exec probes).
@@ -247,6 +255,52 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+}
+
+/// The shells `podinit completions` writes a script for.
+#[cfg(feature = "completions")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[cfg(feature = "completions")]
+impl Shell {
+    /// Every shell, in the order of `podinit completions --help`.
+    pub const ALL: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
+
+    /// The name of the script's file where the shell looks for it: Debian's
+    /// /usr/share/bash-completion/completions/podinit,
+    /// /usr/share/zsh/vendor-completions/_podinit,
+    /// /usr/share/fish/vendor_completions.d/podinit.fish.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Shell::Bash => "podinit",
+            Shell::Zsh => "_podinit",
+            Shell::Fish => "podinit.fish",
+        }
+    }
+}
+
+/// The completion script of `shell` for podinit's command line: generated
+/// from the clap command of [`Cli`] itself, so it offers every subcommand and
+/// option there is (those of the features this build has).
+#[cfg(feature = "completions")]
+pub fn completion_script(shell: Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    use clap_complete::shells::{Bash, Fish, Zsh};
+    let mut command = Cli::command();
+    // Written into memory, which cannot fail: the generators panic on a
+    // failed write, and a closed stdout is the caller's to report.
+    let mut script = Vec::new();
+    match shell {
+        Shell::Bash => clap_complete::generate(Bash, &mut command, "podinit", &mut script),
+        Shell::Zsh => clap_complete::generate(Zsh, &mut command, "podinit", &mut script),
+        Shell::Fish => clap_complete::generate(Fish, &mut command, "podinit", &mut script),
+    }
+    script
 }
 
 /// A warning's name, for `podinit check --allow`.

@@ -98,6 +98,19 @@ fn main() -> ExitCode {
             print!("{}", podinit::config::SCHEMA);
             ExitCode::SUCCESS
         }
+        #[cfg(feature = "completions")]
+        Some(Command::Completions { shell }) => {
+            use std::io::Write;
+            let script = podinit::cli::completion_script(shell);
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(&script).and_then(|()| stdout.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("podinit completions: cannot write the script: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Some(Command::Status { target, json }) => match socket_of(&target, cli.config.as_deref()) {
             Ok(socket) => exit_code(podinit::status::client(socket, json)),
             Err(code) => code,
