@@ -78,7 +78,9 @@ impl Pod {
     /// A pod that has not started; call [`Pod::start`] next.
     pub fn new(spec: PodSpec) -> Self {
         let entries = spec.entries.iter().map(|_| Entry::new(spec.backoff)).collect();
-        let sequence = (0..spec.entries.len()).filter(|&i| spec.entries[i].role != Role::Main).collect();
+        let sequence = (0..spec.entries.len())
+            .filter(|&i| matches!(spec.entries[i].role, Role::Init | Role::Sidecar))
+            .collect();
         let mains = (0..spec.entries.len()).filter(|&i| spec.entries[i].role == Role::Main).collect();
         let pod_backoff = Backoff::new(spec.backoff);
         Pod {

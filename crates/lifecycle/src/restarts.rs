@@ -105,6 +105,9 @@ impl Pod {
         }
         let restart = match (role, by_rule) {
             (Role::Sidecar, _) => true,
+            // A run ends for good however it ends: the next one is the
+            // schedule's (its restart_policy is "Never", by validation).
+            (Role::Scheduled, None) => false,
             // Handled above; kept so the match stays exhaustive.
             (_, Some(RuleAction::Restart | RuleAction::RestartAll)) => true,
             (Role::Init, None) => !exit.success() && policy != RestartPolicy::Never,
@@ -147,6 +150,7 @@ impl Pod {
             }
             Role::Main => self.ended_for_now(entry, now),
             Role::Sidecar => {}
+            Role::Scheduled => self.run_ended(entry, now),
         }
     }
 
@@ -179,9 +183,13 @@ impl Pod {
                 self.pass(entry);
                 self.advance(now);
             }
-            Role::Init => {}
+            // A scheduled entry holds nothing and completes nothing.
+            Role::Init | Role::Scheduled => {}
         }
     }
+
+    /// A scheduled entry's run has ended: it waits for its next run.
+    pub(crate) fn run_ended(&mut self, _entry: EntryId, _now: Instant) {}
 
     /// Starts the entry again (its backoff, if any, is over). After spawn
     /// failures in a row the note is given only at the 1st, 2nd, 4th, 8th...
