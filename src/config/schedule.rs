@@ -43,9 +43,11 @@ pub fn parse_cron(text: &str) -> Result<CronFields, String> {
     let (seconds, rest) = match fields.len() {
         5 => (None, &fields[..]),
         6 => (Some(fields[0]), &fields[1..]),
-        n => return Err(format!(
+        n => {
+            return Err(format!(
             "{n} fields: write five (minute hour day-of-month month day-of-week), or six with seconds first"
-        )),
+        ))
+        }
     };
     let seconds = match seconds {
         Some(f) => field(f, &SECOND)?,

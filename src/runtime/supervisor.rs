@@ -239,6 +239,7 @@ impl Supervisor {
                     tokio::task::yield_now().await;
                 }
             }
+            self.fx.timers.follow_wall_clock();
             let next_timer = self.fx.timers.next();
             let busy = self.driver.is_busy();
             // At most one of these per turn, signals first (SIGCHLD, SIGTERM).
@@ -254,8 +255,8 @@ impl Supervisor {
                 Some(request) = self.status_rx.recv() => self.on_request(request),
                 () = sleep_until(next_timer) => {
                     let now = Instant::now();
-                    for t in self.fx.timers.take_due(now) {
-                        self.driver.push(Event::Timer(t));
+                    for event in self.fx.timers.take_due(now) {
+                        self.driver.push(event);
                     }
                 }
                 // Nothing else ready and events still queued: the next turn.
@@ -460,6 +461,9 @@ pub(crate) fn log_note(spec: &PodSpec, n: &Note) {
     }
     if let Some(hook) = n.hook() {
         fields.push(("hook", Text(hook.as_str())));
+    }
+    if let Some(reason) = n.reason() {
+        fields.push(("reason", Text(reason)));
     }
     let level = match n.level() {
         Level::Debug => tracing::Level::DEBUG,

@@ -209,7 +209,11 @@ pub struct Readiness {
 
 /// The sidecars and mains among `entries` that are not ready.
 pub fn unready(entries: &[EntryStatus]) -> Vec<String> {
-    entries.iter().filter(|e| e.role != Role::Init && !e.ready).map(|e| e.name.clone()).collect()
+    entries
+        .iter()
+        .filter(|e| matches!(e.role, Role::Sidecar | Role::Main) && !e.ready)
+        .map(|e| e.name.clone())
+        .collect()
 }
 
 /// Default socket paths, in the order podinit and the client try them.

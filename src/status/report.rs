@@ -241,7 +241,7 @@ impl<'a> PodReport<'a> {
         for e in &self.entries {
             let pid = e.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
             let last_text = e.last_exit.map_or_else(|| "-".to_owned(), |x| x.to_string());
-            let is_ready = if e.role == Role::Init {
+            let is_ready = if matches!(e.role, Role::Init | Role::Scheduled) {
                 "-"
             } else if e.ready {
                 "yes"

@@ -123,6 +123,11 @@ impl Pod {
             self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
         }
         self.note(entry, said);
-        self.spawn(entry, now);
+        if self.role(entry) == Role::Scheduled {
+            // A scheduled entry's instance is a run, with its rules.
+            self.start_run(entry, std::time::Duration::ZERO, now);
+        } else {
+            self.spawn(entry, now);
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! numbers (docs/signals.md), so a real-time signal or an odd status is
 //! carried, not dropped by a narrower enum.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::exit_status::Exit;
 #[cfg(doc)]
@@ -32,6 +32,12 @@ pub enum Timer {
     Deadline,
     /// The pod's backoff before a restart of the whole pod is over.
     PodRestart,
+    /// A scheduled entry's next run: armed by the runtime at the time it
+    /// computes for [`Action::ArmRun`], which it reports as
+    /// [`Event::RunDue`] (the machine only cancels it by this name).
+    Run(EntryId),
+    /// A scheduled entry's run has run its `active_deadline`.
+    RunDeadline(EntryId, Instance),
 }
 
 /// Something that happened.
@@ -54,6 +60,9 @@ pub enum Event {
     Terminate { signal: Signal },
     /// podinit received a signal to pass on to the mains.
     Forward { signal: Signal },
+    /// A scheduled entry's run is due (its [`Timer::Run`] fired); `late`:
+    /// how long after its scheduled time, by the wall clock.
+    RunDue { entry: EntryId, late: Duration },
 }
 
 /// Something the runtime must do.
@@ -75,6 +84,10 @@ pub enum Action {
     ArmTimer { timer: Timer, at: Instant },
     /// Forget `timer`.
     CancelTimer(Timer),
+    /// Arm the scheduled entry's [`Timer::Run`] for its next run after now,
+    /// computed from its schedule (replacing an earlier arming); with
+    /// `at_once`, one run is due now too. Answer with [`Event::RunDue`].
+    ArmRun { entry: EntryId, at_once: bool },
     /// Every process is gone: exit podinit with this status.
     Exit { status: i32 },
 }

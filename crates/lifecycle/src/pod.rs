@@ -165,6 +165,17 @@ impl Pod {
                 self.spend_budget(now);
             }
             Event::Timer(Timer::PodRestart) => self.on_pod_restart_timer(now),
+            // The runtime reports a run's timer as `RunDue`, with how late it
+            // is; a bare one is a run due on time.
+            Event::Timer(Timer::Run(entry)) => {
+                self.on_entry(entry, None, EntryEvent::RunDue(Duration::ZERO), now);
+            }
+            Event::RunDue { entry, late } => {
+                self.on_entry(entry, None, EntryEvent::RunDue(late), now);
+            }
+            Event::Timer(Timer::RunDeadline(entry, instance)) => {
+                self.on_entry(entry, Some(instance), EntryEvent::RunDeadline, now);
+            }
             Event::Timer(Timer::Deadline) => {
                 if !self.terminating() {
                     let deadline = self.spec.active_deadline.unwrap_or_default();

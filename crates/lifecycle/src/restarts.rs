@@ -41,6 +41,9 @@ impl Pod {
         }
         self.out.push(Action::StopChecks { entry });
         self.out.push(Action::CancelTimer(Timer::Stop(entry, instance)));
+        if role == Role::Scheduled {
+            self.run_finished(entry, instance, exit, ran_for);
+        }
 
         if self.phase == Phase::Restarting {
             // Removed by `podinit reload`: not part of the pod that restarts.
@@ -73,6 +76,12 @@ impl Pod {
             return;
         }
         match cause {
+            Some(StopCause::Restart) if role == Role::Scheduled => {
+                // `concurrency_policy = "Replace"`, or `podinit restart`: the
+                // new run starts now that the old one has exited.
+                self.start_run(entry, Duration::ZERO, now);
+                return;
+            }
             Some(StopCause::Restart) => {
                 // `podinit restart`: a new instance at once; its backoff is
                 // not used (and not grown) by a restart asked for.
@@ -150,7 +159,8 @@ impl Pod {
             }
             Role::Main => self.ended_for_now(entry, now),
             Role::Sidecar => {}
-            Role::Scheduled => self.run_ended(entry, now),
+            // Idle until its next run.
+            Role::Scheduled => {}
         }
     }
 
@@ -187,9 +197,6 @@ impl Pod {
             Role::Init | Role::Scheduled => {}
         }
     }
-
-    /// A scheduled entry's run has ended: it waits for its next run.
-    pub(crate) fn run_ended(&mut self, _entry: EntryId, _now: Instant) {}
 
     /// Starts the entry again (its backoff, if any, is over). After spawn
     /// failures in a row the note is given only at the 1st, 2nd, 4th, 8th...

@@ -90,7 +90,8 @@ impl Pod {
                 .entries
                 .iter()
                 .zip(&self.spec.entries)
-                .filter(|(e, s)| s.role != Role::Init && !e.is_removed())
+                // Scheduled entries hold no readiness: a run comes and goes.
+                .filter(|(e, s)| matches!(s.role, Role::Sidecar | Role::Main) && !e.is_removed())
                 .all(|(e, _)| e.live().is_some_and(Live::ready))
     }
 

@@ -1,0 +1,180 @@
+//! Scheduled entries (docs/configuration.md, "Scheduled entries"; a CronJob's
+//! rules, kubernetes.io "CronJob"): runs only once the mains are reached,
+//! `concurrency_policy`, `starting_deadline`, `suspend`, `run_on_start`, a
+//! run's `active_deadline`, termination during a run; a run never holds the
+//! pod or fails it. Simulated time: the simulator arms an `every` from now.
+
+use super::*;
+use crate::spec::{ConcurrencyPolicy, ScheduleSpec, When};
+use crate::{Said, SkipReason};
+
+fn scheduled(name: &str, every: u64, policy: ConcurrencyPolicy) -> EntrySpec {
+    let mut e = entry(name, Role::Scheduled);
+    e.schedule = Some(ScheduleSpec {
+        when: When::Every(Duration::from_secs(every)),
+        time_zone: "UTC".into(),
+        concurrency_policy: policy,
+        starting_deadline: None,
+        suspend: false,
+        run_on_start: false,
+        active_deadline: None,
+    });
+    e
+}
+
+fn with(mut e: EntrySpec, f: impl FnOnce(&mut ScheduleSpec)) -> EntrySpec {
+    f(e.schedule.as_mut().unwrap());
+    e
+}
+
+fn skips(sim: &Sim) -> Vec<SkipReason> {
+    sim.fx
+        .notes
+        .iter()
+        .filter_map(|n| match n.said {
+            Said::RunSkipped { why } => Some(why),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn runs_start_only_once_the_mains_are_reached() {
+    let job = with(scheduled("job", 10, ConcurrencyPolicy::Forbid), |s| s.run_on_start = true);
+    let mut sim = Sim::new(pod(vec![entry("setup", Role::Init), job, entry("app", Role::Main)]));
+    assert_eq!(sim.take_log(), s(&["spawn setup"]));
+    // However long the init runs, no run starts.
+    sim.advance(Duration::from_secs(35));
+    assert!(sim.take_log().is_empty());
+    sim.exit("setup", Exit::Code(0));
+    // The mains, then the run that run_on_start asks for.
+    assert_eq!(sim.take_log(), s(&["spawn app", "spawn job"]));
+    assert!(sim.fx.notes.iter().any(|n| n.event() == "scheduled_run_started"));
+    sim.exit("job", Exit::Code(0));
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
+
+#[test]
+fn forbid_skips_a_run_due_while_the_last_one_runs() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Forbid), entry("app", Role::Main)]));
+    sim.take_log();
+    assert!(sim.pod.is_ready(), "an idle scheduled entry holds no readiness");
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    sim.advance(Duration::from_secs(10));
+    assert!(sim.take_log().is_empty(), "the overlapping run is skipped");
+    assert_eq!(skips(&sim), [SkipReason::StillRunning]);
+    assert_eq!(sim.pod.entries[sim.id("job")].skipped_runs, 1);
+    sim.exit("job", Exit::Code(0));
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]), "the schedule goes on");
+}
+
+#[test]
+fn replace_stops_the_running_one_then_starts_the_new_one() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Replace), entry("app", Role::Main)]));
+    sim.take_log();
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["stop job"]), "stopped through its stop path first");
+    sim.exit("job", Exit::Signal(TERM));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    assert!(sim.fx.notes.iter().any(|n| n.event() == "scheduled_run_replaced"));
+    // A run replaced, or failed, fails nothing.
+    sim.exit("job", Exit::Code(3));
+    sim.exit("app", Exit::Code(0));
+    assert_eq!(sim.fx.exit, Some(0));
+}
+
+#[test]
+fn a_run_past_its_starting_deadline_is_skipped_and_counted() {
+    let job = with(scheduled("job", 60, ConcurrencyPolicy::Forbid), |s| {
+        s.starting_deadline = Some(Duration::from_secs(30))
+    });
+    let mut sim = Sim::new(pod(vec![job, entry("app", Role::Main)]));
+    sim.take_log();
+    let id = sim.id("job");
+    sim.event(Event::RunDue { entry: id, late: Duration::from_secs(31) });
+    assert!(sim.take_log().is_empty());
+    let late = Duration::from_secs(31);
+    assert_eq!(skips(&sim), [SkipReason::Missed { late, deadline: Duration::from_secs(30) }]);
+    assert_eq!(sim.pod.entries[id].skipped_runs, 1);
+    // Within the deadline it runs.
+    sim.event(Event::RunDue { entry: id, late: Duration::from_secs(29) });
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
+
+#[test]
+fn a_suspended_entry_never_runs() {
+    let job = with(scheduled("job", 10, ConcurrencyPolicy::Forbid), |s| {
+        s.suspend = true;
+        s.run_on_start = true;
+    });
+    let mut sim = Sim::new(pod(vec![job, entry("app", Role::Main)]));
+    assert_eq!(sim.take_log(), s(&["spawn app"]));
+    sim.advance(Duration::from_secs(3600));
+    assert!(sim.take_log().is_empty());
+    assert!(!sim.fx.timers.contains_key(&Timer::Run(sim.id("job"))), "no wake-up for it");
+}
+
+#[test]
+fn a_run_past_its_active_deadline_is_stopped() {
+    let job = with(scheduled("job", 60, ConcurrencyPolicy::Forbid), |s| {
+        s.active_deadline = Some(Duration::from_secs(5));
+    });
+    let mut sim = Sim::new(pod(vec![job, entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(60));
+    sim.take_log();
+    sim.advance(Duration::from_secs(5));
+    assert_eq!(sim.take_log(), s(&["stop job"]));
+    assert!(sim.fx.notes.iter().any(|n| n.event() == "scheduled_run_deadline_exceeded"));
+    sim.exit("job", Exit::Signal(TERM));
+    // Not restarted; the next run is the schedule's.
+    assert!(sim.take_log().is_empty());
+    sim.advance(Duration::from_secs(55));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
+
+#[test]
+fn termination_stops_a_run_with_the_mains_before_the_sidecars_and_starts_none() {
+    let mut sim = Sim::new(pod(vec![
+        entry("side", Role::Sidecar),
+        scheduled("job", 10, ConcurrencyPolicy::Forbid),
+        entry("app", Role::Main),
+    ]));
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn side", "spawn app", "spawn job"]));
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    assert_eq!(sim.take_log(), s(&["stop job", "stop app"]));
+    sim.exit("app", Exit::Signal(TERM));
+    assert!(sim.take_log().is_empty(), "the sidecar waits for the run");
+    sim.advance(Duration::from_secs(1));
+    sim.exit("job", Exit::Signal(TERM));
+    assert_eq!(sim.take_log(), s(&["stop side"]));
+    sim.advance(Duration::from_secs(30));
+    assert!(!sim.take_log().iter().any(|l| l == "spawn job"), "no run once termination has begun");
+    sim.exit("side", Exit::Signal(TERM));
+    // The pod's status is the main's: a run's end fails nothing.
+    assert_eq!(sim.fx.exit, Some(128 + TERM));
+}
+
+#[test]
+fn a_scheduled_entry_holds_nothing_and_completes_nothing() {
+    let mut sim = Sim::new(pod(vec![
+        scheduled("job", 10, ConcurrencyPolicy::Forbid),
+        entry("app", Role::Main),
+        entry("other", Role::Main),
+    ]));
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn app", "spawn other", "spawn job"]));
+    sim.exit("job", Exit::Code(1));
+    sim.exit("app", Exit::Code(0));
+    assert!(sim.fx.exit.is_none(), "a main still runs");
+    sim.exit("other", Exit::Code(0));
+    // Completed with its mains: the idle scheduled entry does not count.
+    assert_eq!(sim.fx.exit, Some(0));
+}
