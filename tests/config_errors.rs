@@ -423,10 +423,12 @@ fn https_and_grpc_probes_are_refused_only_by_a_build_without_their_feature() {
 }
 
 /// A scheduled entry after `APP`, with `keys` added.
+#[cfg(feature = "schedule")]
 fn scheduled(keys: &str) -> String {
     format!("{APP}\n[[process]]\nname = \"job\"\nrole = \"scheduled\"\ncommand = \"touch @DIR@/started\"\n{keys}\n")
 }
 
+#[cfg(feature = "schedule")]
 #[test]
 fn bad_schedules_are_refused_naming_the_field_and_value() {
     for (keys, needle, says) in [
@@ -471,6 +473,7 @@ fn bad_schedules_are_refused_naming_the_field_and_value() {
     refused_at(&main, "every =", "process[1].every");
 }
 
+#[cfg(feature = "schedule")]
 #[test]
 fn check_prints_the_next_three_runs_of_each_scheduled_entry() {
     let td = TestDir::new();
@@ -493,4 +496,13 @@ fn check_prints_the_next_three_runs_of_each_scheduled_entry() {
     assert!(out.stdout.contains("schedule \"0 12 * * *\" in Asia/Kolkata"), "{}", out.report());
     assert!(out.stdout.contains("concurrency_policy Replace, run_on_start"), "{}", out.report());
     assert!(out.stdout.contains("every 30s, from when the mains are reached"), "{}", out.report());
+}
+
+#[cfg(not(feature = "schedule"))]
+#[test]
+fn a_build_without_the_schedule_feature_refuses_scheduled_entries() {
+    let toml = format!(
+        "{APP}\n[[process]]\nname = \"job\"\nrole = \"scheduled\"\nevery = \"1m\"\ncommand = \"true\"\n"
+    );
+    refused_at(&toml, "role = \"scheduled\"", "process[2].role");
 }

@@ -133,7 +133,7 @@ fn details(e: &EntrySpec, now: i64) -> Vec<String> {
     if let Some(w) = &e.working_dir {
         d.push(format!("working_dir {}", w.display()));
     }
-    if let Some(s) = &e.schedule {
+    if let Some(s) = e.schedule.as_ref().filter(|_| cfg!(feature = "schedule")) {
         d.extend(schedule(s, now));
     }
     d

@@ -284,7 +284,7 @@ pub fn next_three(spec: &crate::config::ScheduleSpec, after: i64) -> Result<Vec<
 /// A time zone: UTC, or one read from the zone database.
 #[derive(Debug, Clone)]
 pub struct Zone {
-    #[cfg(feature = "time-zones")]
+    #[cfg(feature = "schedule")]
     tz: Option<tz::TimeZone>,
 }
 
@@ -292,14 +292,14 @@ pub struct Zone {
 const UTC_NAMES: [&str; 4] = ["UTC", "Etc/UTC", "Etc/UCT", "Etc/Zulu"];
 
 /// Largest zone file read (real ones are a few KiB).
-#[cfg(feature = "time-zones")]
+#[cfg(feature = "schedule")]
 const MAX_ZONE_BYTES: u64 = 1 << 20;
 
 impl Zone {
     /// Coordinated Universal Time.
     pub fn utc() -> Zone {
         Zone {
-            #[cfg(feature = "time-zones")]
+            #[cfg(feature = "schedule")]
             tz: None,
         }
     }
@@ -310,7 +310,7 @@ impl Zone {
     /// # Errors
     /// Why the zone cannot be had: a name that is not a zone name, a file
     /// that is missing or not a zone file, or a podinit built without the
-    /// `time-zones` feature.
+    /// `schedule` feature.
     pub fn load(name: &str) -> Result<Zone, String> {
         if UTC_NAMES.contains(&name) {
             return Ok(Zone::utc());
@@ -325,7 +325,7 @@ impl Zone {
         Zone::read(name)
     }
 
-    #[cfg(feature = "time-zones")]
+    #[cfg(feature = "schedule")]
     fn read(name: &str) -> Result<Zone, String> {
         use std::io::Read as _;
         let dir = std::env::var_os("TZDIR").unwrap_or_else(|| "/usr/share/zoneinfo".into());
@@ -344,23 +344,23 @@ impl Zone {
         Ok(Zone { tz: Some(tz) })
     }
 
-    #[cfg(not(feature = "time-zones"))]
+    #[cfg(not(feature = "schedule"))]
     fn read(name: &str) -> Result<Zone, String> {
         Err(format!(
-            "time zone {name:?} needs the `time-zones` feature, which this podinit was built without (UTC works)"
+            "time zone {name:?} needs the `schedule` feature, which this podinit was built without (UTC works)"
         ))
     }
 
     fn is_utc(&self) -> bool {
-        #[cfg(feature = "time-zones")]
+        #[cfg(feature = "schedule")]
         return self.tz.is_none();
-        #[cfg(not(feature = "time-zones"))]
+        #[cfg(not(feature = "schedule"))]
         true
     }
 
     /// The zone's offset from UTC (seconds) at `at` (Unix seconds).
     pub fn offset(&self, at: i64) -> i32 {
-        #[cfg(feature = "time-zones")]
+        #[cfg(feature = "schedule")]
         if let Some(tz) = &self.tz {
             return tz.find_local_time_type(at).map_or(0, tz::LocalTimeType::ut_offset);
         }
@@ -481,7 +481,7 @@ mod tests {
         assert!(Zone::load("UTC").unwrap().is_utc());
     }
 
-    #[cfg(feature = "time-zones")]
+    #[cfg(feature = "schedule")]
     #[test]
     fn daylight_saving_gap_and_repeat() {
         let Ok(berlin) = Zone::load("Europe/Berlin") else { return };

@@ -114,6 +114,10 @@ impl Timers {
     /// in its time zone; with `at_once`, one run is due now too.
     pub(crate) fn arm_run(&mut self, spec: &EntrySpec, entry: EntryId, at_once: bool) -> Option<Event> {
         let now_event = at_once.then_some(Event::RunDue { entry, late: Duration::ZERO });
+        if !cfg!(feature = "schedule") {
+            // The config reader admits no scheduled entry then.
+            return now_event;
+        }
         let Some(schedule) = &spec.schedule else { return now_event };
         if !at_once && self.armed.contains_key(&Timer::Run(entry)) {
             // The next run is armed already (the one due was `at_once`'s).

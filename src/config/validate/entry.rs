@@ -70,7 +70,8 @@ impl Validator<'_> {
                 self.at(h.span().start, "hold_until applies to sidecars only".into());
             }
         }
-        let schedule = self.schedule(&mut p, role, start, &name);
+        let role_at = p.role.as_ref().map_or(start, |r| r.span().start);
+        let schedule = self.schedule(&mut p, role, role_at, start, &name);
         if let Some(names) = &p.allow_warnings {
             self.allow_warnings(names);
         }
@@ -208,7 +209,14 @@ impl Validator<'_> {
     /// another role are errors, as are the keys a scheduled entry cannot
     /// have (probes, `hold_until`, restarts beyond `restart_policy =
     /// "Never"`).
-    fn schedule(&mut self, p: &mut RawProcess, role: Role, start: usize, name: &str) -> Option<ScheduleSpec> {
+    fn schedule(
+        &mut self,
+        p: &mut RawProcess,
+        role: Role,
+        role_at: usize,
+        start: usize,
+        name: &str,
+    ) -> Option<ScheduleSpec> {
         let keys = [
             ("schedule", p.schedule.as_ref().map(Spanned::span)),
             ("every", p.every.as_ref().map(Spanned::span)),
@@ -228,6 +236,14 @@ impl Validator<'_> {
                     );
                 }
             }
+            return None;
+        }
+        if !cfg!(feature = "schedule") {
+            self.at(
+                role_at,
+                "role \"scheduled\" needs the `schedule` feature, which this podinit was built without"
+                    .into(),
+            );
             return None;
         }
         for (key, span) in [

@@ -178,3 +178,24 @@ fn a_scheduled_entry_holds_nothing_and_completes_nothing() {
     // Completed with its mains: the idle scheduled entry does not count.
     assert_eq!(sim.fx.exit, Some(0));
 }
+
+#[test]
+fn a_scheduled_entry_added_by_reload_waits_for_its_schedule() {
+    let mut sim = Sim::new(pod(vec![entry("app", Role::Main)]));
+    sim.take_log();
+    let said =
+        sim.reload(pod(vec![entry("app", Role::Main), scheduled("job", 10, ConcurrencyPolicy::Forbid)]));
+    assert_eq!(said.unwrap(), s(&["job added: its schedule begins"]));
+    assert!(sim.take_log().is_empty(), "no run at once");
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    sim.exit("job", Exit::Code(0));
+    // A new schedule applies from the next run on.
+    let said =
+        sim.reload(pod(vec![entry("app", Role::Main), scheduled("job", 30, ConcurrencyPolicy::Forbid)]));
+    assert_eq!(said.unwrap(), s(&["job changed: its next run follows its new schedule"]));
+    sim.advance(Duration::from_secs(29));
+    assert!(sim.take_log().is_empty());
+    sim.advance(Duration::from_secs(1));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
