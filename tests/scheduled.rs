@@ -89,6 +89,19 @@ fn sigterm_during_a_run_stops_it_before_the_sidecars() {
     let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
     run.wait_for_record("start job", secs(10.0));
     run.wait_for_record("start app", secs(10.0));
+    // `podinit status` shows the run and when the next one is due (a test
+    // client, not podinit, waits for its own child here).
+    #[allow(clippy::disallowed_methods)]
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args(["status", "--json", "--socket"])
+        .arg(td.file("status.sock"))
+        .env_remove("PODINIT_STATUS_SOCKET")
+        .env_remove("PODINIT_CONFIG")
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&status.stdout);
+    assert!(json.contains("\"runs\":{\"started\":1,\"failed\":0,\"skipped\":0,"), "{json}");
+    assert!(json.contains("\"next_in_ms\":3"), "the next run in about an hour: {json}");
     run.signal(libc::SIGTERM);
     let out = run.wait();
     // The main's status (its TERM trap exits 5).

@@ -58,6 +58,11 @@ impl Timers {
         self.armed.remove(&timer);
     }
 
+    /// When a scheduled entry's next run is armed for, if it is.
+    pub(crate) fn run_at(&self, entry: EntryId) -> Option<Instant> {
+        self.armed.get(&Timer::Run(entry)).copied()
+    }
+
     /// When the first of them fires; `None` with none armed.
     pub(crate) fn next(&self) -> Option<Instant> {
         self.armed.values().min().copied()

@@ -334,10 +334,13 @@ impl Supervisor {
             config: self.config.clone(),
             socket: self.status_socket.as_ref().map(|(p, _)| p.clone()),
         };
+        let next_runs: Vec<Option<Instant>> =
+            (0..pod.spec().entries.len()).map(|i| self.fx.timers.run_at(i)).collect();
         crate::status::render(
             &about,
             &self.entries(),
             &said,
+            &next_runs,
             &crate::status::PodFacts {
                 phase: pod.phase(),
                 ready: pod.is_ready(),

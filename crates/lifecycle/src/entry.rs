@@ -48,8 +48,8 @@ pub(crate) struct Entry {
     pub(crate) instance: Instance,
     /// Instances started after its first.
     pub(crate) restarts: u32,
-    /// A scheduled entry's runs that came due and did not start.
-    pub(crate) skipped_runs: u32,
+    /// A scheduled entry's runs: started, failed, skipped, the last one.
+    pub(crate) runs: crate::status::RunStats,
     /// How its last instance ended.
     pub(crate) last_exit: Option<Exit>,
     /// The delay before its next restart (docs/lifecycle.md rule 8).
@@ -68,7 +68,7 @@ impl Entry {
             state: EntryState::Waiting,
             instance: 0,
             restarts: 0,
-            skipped_runs: 0,
+            runs: crate::status::RunStats::default(),
             last_exit: None,
             backoff: Backoff::new(backoff),
             spawn_failures: 0,

@@ -103,7 +103,7 @@ pub use crate::events::{Action, Control, EntryId, Event, Instance, Timer};
 pub use crate::notes::{Level, Note, Said, SkipReason, Text};
 pub use crate::pod::{Phase, Pod};
 pub use crate::spec::{HookKind, ProbeKind};
-pub use crate::status::{EntryStatus, State, StopGrace, StopStatus};
+pub use crate::status::{EntryStatus, RunStats, State, StopGrace, StopStatus};
 
 #[cfg(test)]
 mod tests;

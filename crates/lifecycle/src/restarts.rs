@@ -42,7 +42,7 @@ impl Pod {
         self.out.push(Action::StopChecks { entry });
         self.out.push(Action::CancelTimer(Timer::Stop(entry, instance)));
         if role == Role::Scheduled {
-            self.run_finished(entry, instance, exit, ran_for);
+            self.run_finished(entry, instance, exit, ran_for, now);
         }
 
         if self.phase == Phase::Restarting {

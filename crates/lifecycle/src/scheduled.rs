@@ -89,6 +89,9 @@ impl Pod {
     /// any, counts from now.
     pub(crate) fn start_run(&mut self, entry: EntryId, late: Duration, now: Instant) {
         self.note(entry, Said::RunStarted { late });
+        let runs = &mut self.entries[entry].runs;
+        runs.started = runs.started.saturating_add(1);
+        runs.last_start = Some(now);
         self.spawn(entry, now);
         let instance = self.entries[entry].instance;
         if let Some(d) = self.spec.entries[entry].schedule.as_ref().and_then(|s| s.active_deadline) {
@@ -97,14 +100,28 @@ impl Pod {
     }
 
     fn skip_run(&mut self, entry: EntryId, why: SkipReason) {
-        let e = &mut self.entries[entry];
-        e.skipped_runs = e.skipped_runs.saturating_add(1);
+        let runs = &mut self.entries[entry].runs;
+        runs.skipped = runs.skipped.saturating_add(1);
         self.note(entry, Said::RunSkipped { why });
     }
 
     /// A run has ended, however it ended: reported, never a failure of the pod.
-    pub(crate) fn run_finished(&mut self, entry: EntryId, instance: Instance, exit: Exit, ran_for: Duration) {
+    pub(crate) fn run_finished(
+        &mut self,
+        entry: EntryId,
+        instance: Instance,
+        exit: Exit,
+        ran_for: Duration,
+        now: Instant,
+    ) {
         debug_assert_eq!(self.role(entry), Role::Scheduled);
+        let runs = &mut self.entries[entry].runs;
+        runs.last_ran_for = Some(ran_for);
+        if exit.success() {
+            runs.last_success = Some(now);
+        } else {
+            runs.failed = runs.failed.saturating_add(1);
+        }
         if self.spec.entries[entry].schedule.as_ref().is_some_and(|s| s.active_deadline.is_some()) {
             self.out.push(Action::CancelTimer(Timer::RunDeadline(entry, instance)));
         }

@@ -4,7 +4,7 @@
 //! budget, the end of a signal's grace). Read-only: nothing here changes the
 //! machine, so the runtime may ask at any moment between two steps.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::entry::{EntryState, Live, StopStep};
 use crate::exit_status::Exit;
@@ -47,6 +47,26 @@ pub struct EntryStatus {
     pub restarts_in_termination: u32,
     /// Where its stop stands, while it is being stopped.
     pub stop: Option<StopStatus>,
+    /// A scheduled entry's runs; `None` for the other roles.
+    pub runs: Option<RunStats>,
+}
+
+/// What a scheduled entry's runs have done, for `podinit status` and
+/// `/metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Runs started.
+    pub started: u32,
+    /// Runs that ended with a status other than 0 (or could not start).
+    pub failed: u32,
+    /// Runs that came due and did not start.
+    pub skipped: u32,
+    /// When the last run started.
+    pub last_start: Option<Instant>,
+    /// How long the last run that ended ran.
+    pub last_ran_for: Option<Duration>,
+    /// When the last run that succeeded ended.
+    pub last_success: Option<Instant>,
 }
 
 /// Where one instance's stop stands, for `podinit status` (docs/control.md):
@@ -132,6 +152,7 @@ impl Pod {
                     },
                     killed: matches!(s.step, StopStep::Killed { .. }),
                 }),
+                runs: (s.role == Role::Scheduled).then_some(e.runs),
             })
             .collect()
     }

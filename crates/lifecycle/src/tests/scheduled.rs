@@ -66,7 +66,7 @@ fn forbid_skips_a_run_due_while_the_last_one_runs() {
     sim.advance(Duration::from_secs(10));
     assert!(sim.take_log().is_empty(), "the overlapping run is skipped");
     assert_eq!(skips(&sim), [SkipReason::StillRunning]);
-    assert_eq!(sim.pod.entries[sim.id("job")].skipped_runs, 1);
+    assert_eq!(sim.pod.status()[sim.id("job")].runs.unwrap().skipped, 1);
     sim.exit("job", Exit::Code(0));
     sim.advance(Duration::from_secs(10));
     assert_eq!(sim.take_log(), s(&["spawn job"]), "the schedule goes on");
@@ -102,7 +102,7 @@ fn a_run_past_its_starting_deadline_is_skipped_and_counted() {
     assert!(sim.take_log().is_empty());
     let late = Duration::from_secs(31);
     assert_eq!(skips(&sim), [SkipReason::Missed { late, deadline: Duration::from_secs(30) }]);
-    assert_eq!(sim.pod.entries[id].skipped_runs, 1);
+    assert_eq!(sim.pod.status()[id].runs.unwrap().skipped, 1);
     // Within the deadline it runs.
     sim.event(Event::RunDue { entry: id, late: Duration::from_secs(29) });
     assert_eq!(sim.take_log(), s(&["spawn job"]));
@@ -172,6 +172,9 @@ fn a_scheduled_entry_holds_nothing_and_completes_nothing() {
     sim.advance(Duration::from_secs(10));
     assert_eq!(sim.take_log(), s(&["spawn app", "spawn other", "spawn job"]));
     sim.exit("job", Exit::Code(1));
+    let runs = sim.pod.status()[sim.id("job")].runs.unwrap();
+    assert_eq!((runs.started, runs.failed, runs.skipped, runs.last_success), (1, 1, 0, None));
+    assert!(sim.pod.status()[sim.id("app")].runs.is_none());
     sim.exit("app", Exit::Code(0));
     assert!(sim.fx.exit.is_none(), "a main still runs");
     sim.exit("other", Exit::Code(0));
