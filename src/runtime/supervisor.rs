@@ -368,10 +368,19 @@ impl Supervisor {
             Verb::Signal(n, s) => Control::Signal(entry(n)?, *s),
             Verb::Shutdown => Control::Shutdown,
             Verb::Reload => return self.reload(),
+            Verb::Trigger(n) => Control::Trigger(entry(n)?),
+            Verb::Suspend(n) => Control::Suspend(entry(n)?),
+            Verb::Resume(n) => Control::Resume(entry(n)?),
         };
         self.driver.control(&mut self.pod, &mut self.fx, request, Instant::now())?;
         Ok(match request {
-            Control::Restart(e) | Control::Stop(e) | Control::Start(e) | Control::Signal(e, _) => {
+            Control::Restart(e)
+            | Control::Stop(e)
+            | Control::Start(e)
+            | Control::Signal(e, _)
+            | Control::Trigger(e)
+            | Control::Suspend(e)
+            | Control::Resume(e) => {
                 let status = &self.entries()[e];
                 format!("{}: {}", status.name, crate::status::state_name(status))
             }

@@ -107,4 +107,10 @@ pub enum Control {
     Signal(EntryId, Signal),
     /// Terminate the pod, as SIGTERM to podinit does.
     Shutdown,
+    /// A scheduled entry: one run now, as if it came due.
+    Trigger(EntryId),
+    /// A scheduled entry: no run starts until `Resume` (a running one goes on).
+    Suspend(EntryId),
+    /// A scheduled entry: its schedule goes on again.
+    Resume(EntryId),
 }

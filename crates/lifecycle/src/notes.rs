@@ -273,6 +273,14 @@ pub enum Said {
         /// Why.
         why: SkipReason,
     },
+    /// Info, `trigger_requested`, about a scheduled entry: `podinit trigger`.
+    TriggerRequested,
+    /// Info, `suspend_requested` or `resume_requested`, about a scheduled
+    /// entry: `podinit suspend` (`suspend`) or `podinit resume`.
+    SuspendRequested {
+        /// Suspended (else resumed).
+        suspend: bool,
+    },
     /// Info, `scheduled_run_replaced`, about a scheduled entry: a run came
     /// due while the last one runs (`concurrency_policy = "Replace"`): that
     /// one is stopped, the new one starts once it has exited.
@@ -340,9 +348,12 @@ impl Note {
             | S::ImpossiblePid(_)
             | S::EventAfterExit(_) => Level::Debug,
             S::RunDeadlineExceeded { .. } => Level::Warn,
-            S::RunStarted { .. } | S::RunFinished { .. } | S::RunSkipped { .. } | S::RunReplaced => {
-                Level::Info
-            }
+            S::RunStarted { .. }
+            | S::RunFinished { .. }
+            | S::RunSkipped { .. }
+            | S::RunReplaced
+            | S::TriggerRequested
+            | S::SuspendRequested { .. } => Level::Info,
             S::Unready { .. }
             | S::ProbeFailed { .. }
             | S::PostStartFailed { .. }
@@ -411,6 +422,9 @@ impl Note {
             S::RunFinished { .. } => "scheduled_run_finished",
             S::RunSkipped { .. } => "scheduled_run_skipped",
             S::RunReplaced => "scheduled_run_replaced",
+            S::TriggerRequested => "trigger_requested",
+            S::SuspendRequested { suspend: true } => "suspend_requested",
+            S::SuspendRequested { suspend: false } => "resume_requested",
             S::RunDeadlineExceeded { .. } => "scheduled_run_deadline_exceeded",
             S::SignalDuringTermination { .. }
             | S::LivenessRecovered { .. }
@@ -633,6 +647,13 @@ impl fmt::Display for Text<'_> {
                     ),
                     SkipReason::Held => write!(f, "held by `podinit stop` (`podinit start {name}` ends it)"),
                 }
+            }
+            S::TriggerRequested => write!(f, "run of {name} asked for: starting it"),
+            S::SuspendRequested { suspend: true } => {
+                write!(f, "suspend of {name} asked for: no run starts until `podinit resume {name}`")
+            }
+            S::SuspendRequested { suspend: false } => {
+                write!(f, "resume of {name} asked for: its schedule goes on")
             }
             S::RunReplaced => {
                 write!(f, "scheduled run of {name} due while the last one runs: replacing it (concurrency_policy Replace)")

@@ -265,6 +265,19 @@ fn every_note() -> Vec<(Note, Level, &'static str, &'static str)> {
             "scheduled_run_skipped",
             "scheduled run of web skipped: held by `podinit stop` (`podinit start web` ends it)",
         ),
+        (web(S::TriggerRequested), Info, "trigger_requested", "run of web asked for: starting it"),
+        (
+            web(S::SuspendRequested { suspend: true }),
+            Info,
+            "suspend_requested",
+            "suspend of web asked for: no run starts until `podinit resume web`",
+        ),
+        (
+            web(S::SuspendRequested { suspend: false }),
+            Info,
+            "resume_requested",
+            "resume of web asked for: its schedule goes on",
+        ),
         (
             web(S::RunReplaced),
             Info,
@@ -387,6 +400,9 @@ fn every_note_carries_its_fields() {
         "reloaded",
         "scheduled_run_skipped",
         "scheduled_run_replaced",
+        "trigger_requested",
+        "suspend_requested",
+        "resume_requested",
         "",
     ] {
         assert!(fields(event).iter().all(|f| *f == none), "{event}");

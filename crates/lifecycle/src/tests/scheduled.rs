@@ -202,3 +202,55 @@ fn a_scheduled_entry_added_by_reload_waits_for_its_schedule() {
     sim.advance(Duration::from_secs(1));
     assert_eq!(sim.take_log(), s(&["spawn job"]));
 }
+
+#[test]
+fn trigger_suspend_and_resume_by_request() {
+    let mut sim = Sim::new(pod(vec![
+        scheduled("job", 10, ConcurrencyPolicy::Forbid),
+        entry("app", Role::Main),
+        entry("side", Role::Sidecar),
+    ]));
+    sim.take_log();
+    let job = sim.id("job");
+    // Not for other roles.
+    assert!(sim.control(Control::Trigger(sim.id("app"))).unwrap_err().contains("not a scheduled entry"));
+    // One run now; a second while it runs is refused under Forbid.
+    sim.control(Control::Trigger(job)).unwrap();
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    assert!(sim.control(Control::Trigger(job)).unwrap_err().contains("runs already"));
+    sim.exit("job", Exit::Code(0));
+    // Suspended: no run, and no wake-up for one; a running one would go on.
+    sim.control(Control::Suspend(job)).unwrap();
+    assert!(sim.control(Control::Suspend(job)).unwrap_err().contains("suspended already"));
+    assert!(!sim.fx.timers.contains_key(&Timer::Run(job)));
+    sim.advance(Duration::from_secs(60));
+    assert!(sim.take_log().is_empty());
+    // Resumed: the schedule goes on.
+    sim.control(Control::Resume(job)).unwrap();
+    assert!(sim.control(Control::Resume(job)).unwrap_err().contains("not suspended"));
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    let events: Vec<&str> =
+        sim.fx.notes.iter().map(Note::event).filter(|e| e.ends_with("_requested")).collect();
+    assert_eq!(events, ["trigger_requested", "suspend_requested", "resume_requested"]);
+}
+
+#[test]
+fn trigger_before_the_mains_is_refused() {
+    let mut sim = Sim::new(pod(vec![
+        entry("setup", Role::Init),
+        scheduled("job", 10, ConcurrencyPolicy::Replace),
+        entry("app", Role::Main),
+    ]));
+    let job = sim.id("job");
+    assert!(sim.control(Control::Trigger(job)).unwrap_err().contains("the mains have not been reached"));
+    sim.exit("setup", Exit::Code(0));
+    sim.take_log();
+    sim.control(Control::Trigger(job)).unwrap();
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    // Replace: a trigger while it runs replaces it.
+    sim.control(Control::Trigger(job)).unwrap();
+    assert_eq!(sim.take_log(), s(&["stop job"]));
+    sim.exit("job", Exit::Signal(TERM));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
