@@ -70,7 +70,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (1..5000u16).prop_map(Op::Wait),
         1 => (0..4u8).prop_map(Op::Signal),
         1 => any::<bool>().prop_map(Op::SpawnFails),
-        2 => (0..8usize, 0..5u8).prop_map(|(i, v)| Op::Control(i, v)),
+        2 => (0..8usize, 0..8u8).prop_map(|(i, v)| Op::Control(i, v)),
     ]
 }
 
@@ -535,6 +535,9 @@ proptest! {
                         1 => Control::Stop(entry),
                         2 => Control::Start(entry),
                         3 => Control::Signal(entry, Signal::USR1),
+                        5 => Control::Trigger(entry),
+                        6 => Control::Suspend(entry),
+                        7 => Control::Resume(entry),
                         _ => Control::Shutdown,
                     };
                     if request == Control::Shutdown && !w.terminating() {
