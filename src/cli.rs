@@ -224,6 +224,30 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// Start one run of a scheduled entry now, as if it came due (its
+    /// concurrency_policy applies). Exits 0, 1 (refused) or 2 (no podinit).
+    Trigger {
+        /// The scheduled entry's name.
+        name: String,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Suspend a scheduled entry: no run starts until `podinit resume NAME`
+    /// (a running one goes on). Exits 0, 1 (refused) or 2 (no podinit).
+    Suspend {
+        /// The scheduled entry's name.
+        name: String,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Resume a scheduled entry that `suspend` (or the config) suspended.
+    /// Exits 0, 1 (refused) or 2 (no podinit).
+    Resume {
+        /// The scheduled entry's name.
+        name: String,
+        #[command(flatten)]
+        target: Target,
+    },
     /// Send a signal to one running entry's process group. Exits 0, 1
     /// (refused) or 2 (no podinit).
     Signal {

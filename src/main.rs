@@ -118,6 +118,9 @@ fn main() -> ExitCode {
         Some(Command::Restart { name, target }) => ask(&target, cli.config.as_deref(), Verb::Restart(name)),
         Some(Command::Stop { name, target }) => ask(&target, cli.config.as_deref(), Verb::Stop(name)),
         Some(Command::Start { name, target }) => ask(&target, cli.config.as_deref(), Verb::Start(name)),
+        Some(Command::Trigger { name, target }) => ask(&target, cli.config.as_deref(), Verb::Trigger(name)),
+        Some(Command::Suspend { name, target }) => ask(&target, cli.config.as_deref(), Verb::Suspend(name)),
+        Some(Command::Resume { name, target }) => ask(&target, cli.config.as_deref(), Verb::Resume(name)),
         Some(Command::Signal { name, signal, target }) => match podinit::config::Signal::parse(&signal) {
             Some(signal) => ask(&target, cli.config.as_deref(), Verb::Signal(name, signal)),
             None => {
@@ -192,7 +195,13 @@ fn socket_of(target: &Target, global_config: Option<&std::path::Path>) -> Result
 /// must not reach the line-based protocol.
 fn ask(target: &Target, global_config: Option<&std::path::Path>, verb: Verb) -> ExitCode {
     let name = match &verb {
-        Verb::Restart(n) | Verb::Stop(n) | Verb::Start(n) | Verb::Signal(n, _) => Some(n),
+        Verb::Restart(n)
+        | Verb::Stop(n)
+        | Verb::Start(n)
+        | Verb::Signal(n, _)
+        | Verb::Trigger(n)
+        | Verb::Suspend(n)
+        | Verb::Resume(n) => Some(n),
         Verb::Shutdown | Verb::Reload => None,
     };
     if let Some(name) = name {

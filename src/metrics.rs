@@ -162,5 +162,49 @@ pub fn render(
             let _ = writeln!(o, "podinit_entry_start_time_seconds{{{}}} {t:.3}", labels(e));
         }
     }
+    scheduled(o, &entries, &labels);
     out
+}
+
+/// The runs of scheduled entries (docs/configuration.md, "Scheduled
+/// entries"); no family when the pod has none.
+fn scheduled(o: &mut String, entries: &[(usize, &EntryStatus)], labels: &dyn Fn(&EntryStatus) -> String) {
+    let runs: Vec<(&EntryStatus, crate::lifecycle::RunStats)> =
+        entries.iter().filter_map(|&(_, e)| e.runs.map(|r| (e, r))).collect();
+    if runs.is_empty() {
+        return;
+    }
+    type Count = fn(&crate::lifecycle::RunStats) -> u32;
+    let families: [(&str, &str, Count); 3] = [
+        ("podinit_scheduled_runs_total", "Runs of the scheduled entry started.", |r| r.started),
+        (
+            "podinit_scheduled_runs_failed_total",
+            "Runs of the scheduled entry that ended with a status other than 0.",
+            |r| r.failed,
+        ),
+        (
+            "podinit_scheduled_runs_skipped_total",
+            "Runs of the scheduled entry that came due and did not start (concurrency_policy, starting_deadline, podinit stop).",
+            |r| r.skipped,
+        ),
+    ];
+    for (name, help, value) in families {
+        head(o, name, "counter", help);
+        for (e, r) in &runs {
+            let _ = writeln!(o, "{name}{{{}}} {}", labels(e), value(r));
+        }
+    }
+    head(
+        o,
+        "podinit_scheduled_last_success_time_seconds",
+        "gauge",
+        "When the scheduled entry's last successful run ended, in seconds since the Unix epoch; absent before one.",
+    );
+    let (now, wall) = (std::time::Instant::now(), std::time::SystemTime::now());
+    for (e, r) in &runs {
+        let Some(at) = r.last_success else { continue };
+        let when = wall - now.saturating_duration_since(at);
+        let t = when.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let _ = writeln!(o, "podinit_scheduled_last_success_time_seconds{{{}}} {t:.3}", labels(e));
+    }
 }

@@ -421,3 +421,88 @@ fn https_and_grpc_probes_are_refused_only_by_a_build_without_their_feature() {
         }
     }
 }
+
+/// A scheduled entry after `APP`, with `keys` added.
+#[cfg(feature = "schedule")]
+fn scheduled(keys: &str) -> String {
+    format!("{APP}\n[[process]]\nname = \"job\"\nrole = \"scheduled\"\ncommand = \"touch @DIR@/started\"\n{keys}\n")
+}
+
+#[cfg(feature = "schedule")]
+#[test]
+fn bad_schedules_are_refused_naming_the_field_and_value() {
+    for (keys, needle, says) in [
+        ("schedule = \"61 * * * *\"", "schedule =", "\"61 * * * *\": minute 61 is out of range (0-59)"),
+        ("schedule = \"* * * FOO *\"", "schedule =", "month \"FOO\" is neither a number (1-12) nor a name"),
+        ("schedule = \"* * * *\"", "schedule =", "4 fields"),
+        ("schedule = \"0 0 30 2 *\"", "schedule =", "it never runs"),
+        ("schedule = \"@reboot\"", "schedule =", "unknown macro"),
+        ("every = \"0.5s\"", "every =", "every must be at least 1s"),
+        ("schedule = \"@daily\"\nevery = \"1h\"", "schedule =", "schedule and every exclude each other"),
+        (
+            "schedule = \"@daily\"\ntime_zone = \"Nowhere/Atlantis\"",
+            "time_zone =",
+            "unknown time zone \"Nowhere/Atlantis\"",
+        ),
+        ("schedule = \"@daily\"\ntime_zone = \"../../etc/passwd\"", "time_zone =", "is not a time zone name"),
+        ("every = \"1m\"\ntime_zone = \"UTC\"", "time_zone =", "time_zone applies to `schedule`"),
+        (
+            "every = \"1m\"\nconcurrency_policy = \"Allow\"",
+            "concurrency_policy =",
+            "\"Allow\" (overlapping runs) is not supported",
+        ),
+        ("every = \"1m\"\nrestart_policy = \"OnFailure\"", "restart_policy =", "only \"Never\""),
+        ("every = \"1m\"\nhold_until = \"started\"", "hold_until =", "not allowed on a scheduled entry"),
+        ("every = \"1m\"\nmax_restarts = 3", "max_restarts =", "not allowed on a scheduled entry"),
+        (
+            "every = \"1m\"\nliveness_probe = { exec = { command = [\"true\"] } }",
+            "liveness_probe =",
+            "not allowed on a scheduled entry",
+        ),
+    ] {
+        let toml = scheduled(keys);
+        refused_at(&toml, needle, "process[2].");
+        let td = TestDir::new();
+        let path = td.config(&toml);
+        let out = td.podinit_not_pid1().arg("check").arg("--config").arg(&path).deadline(secs(10.0)).run();
+        assert!(out.stderr.contains(says), "{keys:?}: expected {says:?}\n{}", out.report());
+    }
+    // Without `schedule` or `every`; and the schedule keys on another role.
+    assert_refused(&scheduled(""), Some(line_of(&scheduled(""), "[[process]]", 2)), None);
+    let main = format!("{APP}every = \"1m\"\n");
+    refused_at(&main, "every =", "process[1].every");
+}
+
+#[cfg(feature = "schedule")]
+#[test]
+fn check_prints_the_next_three_runs_of_each_scheduled_entry() {
+    let td = TestDir::new();
+    let toml = scheduled(
+        "schedule = \"0 12 * * *\"\ntime_zone = \"Asia/Kolkata\"\nconcurrency_policy = \"Replace\"\nrun_on_start = true\n\n\
+         [[process]]\nname = \"tick\"\nrole = \"scheduled\"\nevery = \"30s\"\ncommand = \"true\"\n",
+    );
+    let path = td.config(&toml);
+    let out = td.podinit_not_pid1().arg("check").arg("--config").arg(&path).deadline(secs(10.0)).run();
+    out.assert_code(0);
+    assert!(!td.file("started").exists(), "check must not start anything\n{}", out.report());
+    let runs =
+        out.stdout.lines().find(|l| l.contains("next runs")).unwrap_or_else(|| panic!("{}", out.report()));
+    let times: Vec<&str> = runs.split("next runs ").nth(1).unwrap().split(", ").collect();
+    assert_eq!(times.len(), 3, "{}", out.report());
+    for t in &times {
+        // Noon in India, every day: 12:00:00 at +05:30.
+        assert!(t.ends_with("T12:00:00+05:30"), "{t}\n{}", out.report());
+    }
+    assert!(out.stdout.contains("schedule \"0 12 * * *\" in Asia/Kolkata"), "{}", out.report());
+    assert!(out.stdout.contains("concurrency_policy Replace, run_on_start"), "{}", out.report());
+    assert!(out.stdout.contains("every 30s, from when the mains are reached"), "{}", out.report());
+}
+
+#[cfg(not(feature = "schedule"))]
+#[test]
+fn a_build_without_the_schedule_feature_refuses_scheduled_entries() {
+    let toml = format!(
+        "{APP}\n[[process]]\nname = \"job\"\nrole = \"scheduled\"\nevery = \"1m\"\ncommand = \"true\"\n"
+    );
+    refused_at(&toml, "role = \"scheduled\"", "process[2].role");
+}

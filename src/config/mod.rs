@@ -8,7 +8,9 @@
 //! - `model`: the validated types every other layer reads, with the one list of
 //!   names of each enum (the lifecycle crate's `spec`); `signal`: which
 //!   signals podinit forwards (the signal type is the lifecycle crate's);
-//! - `envfile`, `users`: `env_file` and `user` lookups;
+//! - `envfile`, `users`: `env_file` and `user` lookups; `schedule`: cron
+//!   expressions, time zones and scheduled entries' next run times (the
+//!   runtime's timers read it too);
 //! - `plan`: the start plan that `podinit check` prints; `lint`: its
 //!   warnings, about what is valid but most likely a mistake.
 //!
@@ -19,6 +21,7 @@ pub mod lint;
 pub mod locate;
 pub mod plan;
 pub mod raw;
+pub mod schedule;
 pub mod signal;
 pub mod users;
 pub mod validate;

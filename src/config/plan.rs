@@ -4,7 +4,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::config::{EntrySpec, HookKind, HookSpec, LineMatch, PodSpec, ProbeAction, ProbeKind, ProbeSpec};
-use crate::config::{HoldUntil, Role};
+use crate::config::{HoldUntil, Role, ScheduleSpec, When};
 
 /// A command as a shell would read it back (arguments with blanks quoted).
 /// An argument that is not UTF-8 shows escaped.
@@ -72,7 +72,7 @@ fn hook(kind: HookKind, h: &HookSpec) -> String {
     }
 }
 
-fn details(e: &EntrySpec) -> Vec<String> {
+fn details(e: &EntrySpec, now: i64) -> Vec<String> {
     let mut d = Vec::new();
     if e.role == Role::Sidecar {
         d.push(match e.hold_until {
@@ -133,11 +133,52 @@ fn details(e: &EntrySpec) -> Vec<String> {
     if let Some(w) = &e.working_dir {
         d.push(format!("working_dir {}", w.display()));
     }
+    if let Some(s) = e.schedule.as_ref().filter(|_| cfg!(feature = "schedule")) {
+        d.extend(schedule(s, now));
+    }
     d
 }
 
-/// The plan: pod settings, then the ordered sequence, then the mains.
+/// A scheduled entry's lines: its schedule, its rules, its next three runs.
+fn schedule(s: &ScheduleSpec, now: i64) -> Vec<String> {
+    let mut d = Vec::new();
+    match &s.when {
+        When::Cron { text, .. } => d.push(format!("schedule {text:?} in {}", s.time_zone)),
+        When::Every(every) => d.push(format!("every {}, from when the mains are reached", dur(*every))),
+    }
+    let mut rules = vec![format!("concurrency_policy {}", s.concurrency_policy)];
+    if let Some(deadline) = s.starting_deadline {
+        rules.push(format!("starting_deadline {}", dur(deadline)));
+    }
+    if let Some(deadline) = s.active_deadline {
+        rules.push(format!("active_deadline {}", dur(deadline)));
+    }
+    if s.run_on_start {
+        rules.push("run_on_start".to_owned());
+    }
+    if s.suspend {
+        rules.push("suspended: no run starts".to_owned());
+    }
+    d.push(rules.join(", "));
+    match crate::config::schedule::next_three(s, now) {
+        Ok(runs) if !runs.is_empty() => d.push(format!("next runs {}", runs.join(", "))),
+        Ok(_) => {}
+        Err(why) => d.push(format!("next runs unknown: {why}")),
+    }
+    d
+}
+
+/// The plan: pod settings, then the ordered sequence, then the mains, then
+/// the scheduled entries with their next runs from now.
 pub fn render(spec: &PodSpec) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    render_at(spec, now)
+}
+
+/// [`render`], with the scheduled entries' next runs after `now` (Unix seconds).
+pub fn render_at(spec: &PodSpec, now: i64) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -158,12 +199,12 @@ pub fn render(spec: &PodSpec) -> String {
     let line = |s: &mut String, step: usize, e: &EntrySpec| {
         let role = e.role.as_str();
         let _ = writeln!(s, "{step:>3}. {:width$}  {role:<7}  {}", e.name, shell_words(&e.argv));
-        for d in details(e) {
+        for d in details(e, now) {
             let _ = writeln!(s, "     {:width$}           {d}", "");
         }
     };
     let _ = writeln!(s, "start sequence, one at a time:");
-    for e in spec.entries.iter().filter(|e| e.role != Role::Main) {
+    for e in spec.entries.iter().filter(|e| matches!(e.role, Role::Init | Role::Sidecar)) {
         step += 1;
         line(&mut s, step, e);
     }
@@ -174,6 +215,13 @@ pub fn render(spec: &PodSpec) -> String {
     for e in spec.entries.iter().filter(|e| e.role == Role::Main) {
         step += 1;
         line(&mut s, step, e);
+    }
+    if spec.entries.iter().any(|e| e.role == Role::Scheduled) {
+        let _ = writeln!(s, "scheduled, once the mains are reached (they hold nothing and fail nothing):");
+        for e in spec.entries.iter().filter(|e| e.role == Role::Scheduled) {
+            step += 1;
+            line(&mut s, step, e);
+        }
     }
     s
 }

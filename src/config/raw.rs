@@ -16,7 +16,9 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::model::{Completion, HoldUntil, LogMode, Operator, RestartPolicy, Role, RuleAction, Scheme};
+use super::model::{
+    Completion, ConcurrencyPolicy, HoldUntil, LogMode, Operator, RestartPolicy, Role, RuleAction, Scheme,
+};
 use super::signal::Signal;
 
 /// The whole file: an optional `[pod]` table and the `[[process]]` array.
@@ -78,6 +80,15 @@ pub struct RawProcess {
     pub restart_rules: Option<Spanned<Vec<Spanned<RawRestartRule>>>>,
     pub restart_during_termination: Option<Spanned<bool>>,
     pub allow_warnings: Option<Spanned<Vec<Spanned<String>>>>,
+    // Scheduled entries (`role = "scheduled"`).
+    pub schedule: Option<Spanned<String>>,
+    pub every: Option<Spanned<RawDuration>>,
+    pub time_zone: Option<Spanned<String>>,
+    pub concurrency_policy: Option<Spanned<ConcurrencyPolicy>>,
+    pub starting_deadline: Option<Spanned<RawDuration>>,
+    pub suspend: Option<Spanned<bool>>,
+    pub run_on_start: Option<Spanned<bool>>,
+    pub active_deadline: Option<Spanned<RawDuration>>,
 }
 
 /// One of `restart_rules`: `{ action, exit_codes = { operator, values } }`.

@@ -106,6 +106,10 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
     let mut mains = Vec::new();
     let mut stop_signals = false;
     for e in &spec.entries {
+        if e.role == Role::Scheduled {
+            report.push(format!("{}: a scheduled entry has no container of its own in a pod: on a cluster it is a CronJob (kubernetes.io \"CronJob\"); left out", e.name));
+            continue;
+        }
         let mut extra = Table::default();
         let c = container(e, spec, image, &mut extra, &mut report);
         stop_signals |= e.stop_signal != Signal::TERM && e.role != Role::Init;

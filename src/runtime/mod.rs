@@ -24,37 +24,157 @@ pub mod teardown;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
 
-use crate::lifecycle::Timer;
+use crate::config::{EntrySpec, When};
+use crate::lifecycle::{EntryId, Event, Timer};
 
 /// The timers the lifecycle armed (`Action::ArmTimer`), each with the instant
 /// it fires at; arming a timer again replaces the earlier arming. Kept by
-/// both loops, the event loop and the plain init's.
+/// both loops, the event loop and the plain init's. Scheduled entries'
+/// runs (`Action::ArmRun`) are timers too, whose instant comes from the
+/// wall clock (`runs`).
 #[derive(Debug, Default)]
-pub(crate) struct Timers(BTreeMap<Timer, Instant>);
+pub(crate) struct Timers {
+    armed: BTreeMap<Timer, Instant>,
+    /// When each scheduled entry's next run is due.
+    runs: BTreeMap<EntryId, Due>,
+    /// The time zone of each scheduled entry with a cron schedule.
+    zones: BTreeMap<EntryId, (String, crate::config::schedule::Zone)>,
+}
+
+/// When a scheduled entry's next run is due.
+#[derive(Debug, Clone, Copy)]
+enum Due {
+    /// A cron schedule's: a wall-clock time.
+    Wall(SystemTime),
+    /// An `every`'s: on the monotonic clock.
+    Mono(Instant),
+}
 
 impl Timers {
     pub(crate) fn arm(&mut self, timer: Timer, at: Instant) {
-        self.0.insert(timer, at);
+        self.armed.insert(timer, at);
     }
 
     pub(crate) fn cancel(&mut self, timer: Timer) {
-        self.0.remove(&timer);
+        self.armed.remove(&timer);
+    }
+
+    /// When a scheduled entry's next run is armed for, if it is.
+    pub(crate) fn run_at(&self, entry: EntryId) -> Option<Instant> {
+        self.armed.get(&Timer::Run(entry)).copied()
     }
 
     /// When the first of them fires; `None` with none armed.
     pub(crate) fn next(&self) -> Option<Instant> {
-        self.0.values().min().copied()
+        self.armed.values().min().copied()
     }
 
-    /// Takes out every timer due at `now`, in the lifecycle's order of timers.
-    pub(crate) fn take_due(&mut self, now: Instant) -> Vec<Timer> {
-        let due: Vec<Timer> = self.0.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
-        for t in &due {
-            self.0.remove(t);
+    /// Takes out every timer due at `now`, in the lifecycle's order of
+    /// timers, as events. A scheduled run's is [`Event::RunDue`] with how
+    /// late it is by the wall clock; if the wall clock says its time has not
+    /// come (the clock was set back), it is armed again for that time.
+    pub(crate) fn take_due(&mut self, now: Instant) -> Vec<Event> {
+        let due: Vec<Timer> = self.armed.iter().filter(|(_, &at)| at <= now).map(|(&t, _)| t).collect();
+        let mut events = Vec::new();
+        for t in due {
+            self.armed.remove(&t);
+            let Timer::Run(entry) = t else {
+                events.push(Event::Timer(t));
+                continue;
+            };
+            let late = match self.runs.get(&entry) {
+                Some(Due::Wall(at)) => match SystemTime::now().duration_since(*at) {
+                    Ok(late) => late,
+                    Err(early) => {
+                        self.armed.insert(t, now + early.duration());
+                        continue;
+                    }
+                },
+                Some(Due::Mono(at)) => now.saturating_duration_since(*at),
+                None => Duration::ZERO,
+            };
+            events.push(Event::RunDue { entry, late });
         }
-        due
+        events
+    }
+
+    /// Moves each armed run of a cron schedule to its wall-clock time as the
+    /// wall clock says now: called whenever the loop wakes, so that a wall
+    /// clock set forward or back moves the runs with it; an idle pod has
+    /// no wake-up between two runs.
+    pub(crate) fn follow_wall_clock(&mut self) {
+        if self.runs.is_empty() {
+            return;
+        }
+        let (now, wall) = (Instant::now(), SystemTime::now());
+        for (&entry, due) in &self.runs {
+            let (Due::Wall(at), Some(armed)) = (due, self.armed.get_mut(&Timer::Run(entry))) else {
+                continue;
+            };
+            *armed = now + at.duration_since(wall).unwrap_or_default();
+        }
+    }
+
+    /// Arms a scheduled entry's next run (`Action::ArmRun`): the first time
+    /// its schedule gives after now (and after the run that was last due),
+    /// in its time zone; with `at_once`, one run is due now too.
+    pub(crate) fn arm_run(&mut self, spec: &EntrySpec, entry: EntryId, at_once: bool) -> Option<Event> {
+        let now_event = at_once.then_some(Event::RunDue { entry, late: Duration::ZERO });
+        if !cfg!(feature = "schedule") {
+            // The config reader admits no scheduled entry then.
+            return now_event;
+        }
+        let Some(schedule) = &spec.schedule else { return now_event };
+        if !at_once && self.armed.contains_key(&Timer::Run(entry)) {
+            // The next run is armed already (the one due was `at_once`'s).
+            return None;
+        }
+        let now = Instant::now();
+        let due = match &schedule.when {
+            When::Every(every) => {
+                let mut at = match self.runs.get(&entry) {
+                    Some(Due::Mono(last)) => *last + *every,
+                    _ => now + *every,
+                };
+                // Runs missed while podinit could not run are not made up.
+                while at + *every <= now {
+                    at += *every;
+                }
+                self.armed.insert(Timer::Run(entry), at);
+                Due::Mono(at)
+            }
+            When::Cron { fields, .. } => {
+                use crate::config::schedule::{next_cron, Zone};
+                if self.zones.get(&entry).is_none_or(|(name, _)| *name != schedule.time_zone) {
+                    let zone = Zone::load(&schedule.time_zone).unwrap_or_else(|why| {
+                        tracing::warn!("{}: {why}; its schedule is read in UTC", spec.name);
+                        Zone::utc()
+                    });
+                    self.zones.insert(entry, (schedule.time_zone.clone(), zone));
+                }
+                let zone = self.zones.get(&entry).map(|(_, z)| z.clone()).unwrap_or_else(Zone::utc);
+                let wall = SystemTime::now();
+                let secs = |t: SystemTime| {
+                    t.duration_since(SystemTime::UNIX_EPOCH)
+                        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+                };
+                let last = match self.runs.get(&entry) {
+                    Some(Due::Wall(last)) => secs(*last),
+                    _ => i64::MIN,
+                };
+                let Some(next) = next_cron(fields, &zone, secs(wall).max(last)) else {
+                    tracing::warn!("{}: its schedule has no run in the next five years", spec.name);
+                    return now_event;
+                };
+                let at = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(next).unwrap_or(0));
+                self.armed.insert(Timer::Run(entry), now + at.duration_since(wall).unwrap_or_default());
+                Due::Wall(at)
+            }
+        };
+        self.runs.insert(entry, due);
+        now_event
     }
 }
 

@@ -63,6 +63,10 @@ pub(crate) fn perform(fx: &mut impl Carrier, pod: &Pod, action: Action) -> Optio
         Action::StopChecks { entry } => fx.stop_checks(entry),
         Action::ArmTimer { timer, at } => fx.timers().arm(timer, at),
         Action::CancelTimer(timer) => fx.timers().cancel(timer),
+        Action::ArmRun { entry, at_once } => {
+            let e = spec.entries.get(entry)?;
+            return fx.timers().arm_run(e, entry, at_once);
+        }
         // The loop ends by itself once the driver has the exit status.
         Action::Exit { .. } => {}
     }

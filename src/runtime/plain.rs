@@ -77,8 +77,8 @@ pub fn run(spec: PodSpec, caught: &SigSet) -> i32 {
                 driver.push(event);
             }
         }
-        for t in fx.timers.take_due(Instant::now()) {
-            driver.push(Event::Timer(t));
+        for event in fx.timers.take_due(Instant::now()) {
+            driver.push(event);
         }
         // One event per turn, whatever came in: a flood of signals cannot
         // hold back the queue, nor the queue the signals.

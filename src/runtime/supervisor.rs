@@ -262,6 +262,7 @@ impl Supervisor {
             if let Some(service) = &mut self.service {
                 service.update(&self.pod);
             }
+            self.fx.timers.follow_wall_clock();
             let next_timer = self.fx.timers.next();
             let busy = self.driver.is_busy();
             // At most one of these per turn, signals first (SIGCHLD, SIGTERM).
@@ -282,8 +283,8 @@ impl Supervisor {
                 Some(request) = self.status_rx.recv() => self.on_request(request),
                 () = sleep_until(next_timer) => {
                     let now = Instant::now();
-                    for t in self.fx.timers.take_due(now) {
-                        self.driver.push(Event::Timer(t));
+                    for event in self.fx.timers.take_due(now) {
+                        self.driver.push(event);
                     }
                 }
                 // Nothing else ready and events still queued: the next turn.
@@ -362,10 +363,13 @@ impl Supervisor {
             config: self.config.clone(),
             socket: self.status_socket.as_ref().map(|(p, _)| p.clone()),
         };
+        let next_runs: Vec<Option<Instant>> =
+            (0..pod.spec().entries.len()).map(|i| self.fx.timers.run_at(i)).collect();
         crate::status::render(
             &about,
             &self.entries(),
             &said,
+            &next_runs,
             &crate::status::PodFacts {
                 phase: pod.phase(),
                 ready: pod.is_ready(),
@@ -394,10 +398,19 @@ impl Supervisor {
             Verb::Signal(n, s) => Control::Signal(entry(n)?, *s),
             Verb::Shutdown => Control::Shutdown,
             Verb::Reload => return self.reload(),
+            Verb::Trigger(n) => Control::Trigger(entry(n)?),
+            Verb::Suspend(n) => Control::Suspend(entry(n)?),
+            Verb::Resume(n) => Control::Resume(entry(n)?),
         };
         self.driver.control(&mut self.pod, &mut self.fx, request, Instant::now())?;
         Ok(match request {
-            Control::Restart(e) | Control::Stop(e) | Control::Start(e) | Control::Signal(e, _) => {
+            Control::Restart(e)
+            | Control::Stop(e)
+            | Control::Start(e)
+            | Control::Signal(e, _)
+            | Control::Trigger(e)
+            | Control::Suspend(e)
+            | Control::Resume(e) => {
                 let status = &self.entries()[e];
                 format!("{}: {}", status.name, crate::status::state_name(status))
             }
@@ -496,6 +509,9 @@ pub(crate) fn log_note(spec: &PodSpec, n: &Note) {
     }
     if let Some(hook) = n.hook() {
         fields.push(("hook", Text(hook.as_str())));
+    }
+    if let Some(reason) = n.reason() {
+        fields.push(("reason", Text(reason)));
     }
     let level = match n.level() {
         Level::Debug => tracing::Level::DEBUG,

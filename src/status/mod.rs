@@ -169,6 +169,10 @@ pub enum Verb {
     Signal(String, crate::config::Signal),
     Shutdown,
     Reload,
+    /// Scheduled entries: one run now; no run until resumed; resumed.
+    Trigger(String),
+    Suspend(String),
+    Resume(String),
 }
 
 impl Verb {
@@ -181,6 +185,9 @@ impl Verb {
             Verb::Signal(n, s) => format!("signal {n} {}", s.number()),
             Verb::Shutdown => "shutdown".into(),
             Verb::Reload => "reload".into(),
+            Verb::Trigger(n) => format!("trigger {n}"),
+            Verb::Suspend(n) => format!("suspend {n}"),
+            Verb::Resume(n) => format!("resume {n}"),
         }
     }
 
@@ -194,6 +201,9 @@ impl Verb {
             ["signal", n, s] => Verb::Signal((*n).to_owned(), crate::config::Signal::parse(s)?),
             ["shutdown"] => Verb::Shutdown,
             ["reload"] => Verb::Reload,
+            ["trigger", n] => Verb::Trigger((*n).to_owned()),
+            ["suspend", n] => Verb::Suspend((*n).to_owned()),
+            ["resume", n] => Verb::Resume((*n).to_owned()),
             _ => return None,
         })
     }
@@ -212,7 +222,11 @@ pub struct Readiness {
 
 /// The sidecars and mains among `entries` that are not ready.
 pub fn unready(entries: &[EntryStatus]) -> Vec<String> {
-    entries.iter().filter(|e| e.role != Role::Init && !e.ready).map(|e| e.name.clone()).collect()
+    entries
+        .iter()
+        .filter(|e| matches!(e.role, Role::Sidecar | Role::Main) && !e.ready)
+        .map(|e| e.name.clone())
+        .collect()
 }
 
 /// Default socket paths, in the order podinit and the client try them.

@@ -162,6 +162,58 @@ pub struct EntryReport<'a> {
     pub status: Option<&'a str>,
     /// Where its stop stands while it is being stopped; `null` otherwise.
     pub stop: Option<StopReport>,
+    /// A scheduled entry's runs; absent for the other roles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<RunsReport>,
+}
+
+/// A scheduled entry's `runs` object (docs/control.md, "podinit status").
+#[derive(Debug, Clone, Serialize)]
+pub struct RunsReport {
+    /// Runs started.
+    pub started: u32,
+    /// Runs that ended with a status other than 0.
+    pub failed: u32,
+    /// Runs that came due and did not start.
+    pub skipped: u32,
+    /// How long ago the last run started; `null` before one.
+    #[serde(rename = "last_started_ms_ago", serialize_with = "some_millis")]
+    pub last_started_ago: Option<Duration>,
+    /// How long the last run that ended ran; `null` before one ended.
+    #[serde(rename = "last_ran_ms", serialize_with = "some_millis")]
+    pub last_ran_for: Option<Duration>,
+    /// How long ago the last successful run ended; `null` before one.
+    #[serde(rename = "last_success_ms_ago", serialize_with = "some_millis")]
+    pub last_success_ago: Option<Duration>,
+    /// When the next run is due, from now; `null` when none is armed
+    /// (suspended, or termination has begun).
+    #[serde(rename = "next_in_ms", serialize_with = "some_millis")]
+    pub next_in: Option<Duration>,
+}
+
+impl RunsReport {
+    /// One line: `3 runs (1 failed, 2 skipped), the last started 5 s ago and
+    /// ran 2.0 s, next in 55.0 s`.
+    fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut t = format!("{} runs ({} failed, {} skipped)", self.started, self.failed, self.skipped);
+        if let Some(ago) = self.last_started_ago {
+            let _ = write!(t, ", the last started {} ago", seconds(ago));
+            if let Some(ran) = self.last_ran_for {
+                let _ = write!(t, " and ran {}", seconds(ran));
+            }
+        }
+        if let Some(ago) = self.last_success_ago {
+            let _ = write!(t, ", last success {} ago", seconds(ago));
+        }
+        match self.next_in {
+            Some(next) => {
+                let _ = write!(t, ", next in {}", seconds(next));
+            }
+            None => t.push_str(", no next run"),
+        }
+        t
+    }
 }
 
 /// An entry's `stop` object (docs/control.md, "podinit status").
@@ -213,15 +265,34 @@ pub struct PodFacts {
 }
 
 /// Renders the report of a pod at `now`; `said` is each entry's last
-/// `STATUS=` text (notify probes).
+/// `STATUS=` text (notify probes), `next_runs` when each scheduled entry's
+/// next run is due.
 pub fn render(
     about: &About,
     entries: &[EntryStatus],
     said: &[Option<String>],
+    next_runs: &[Option<Instant>],
     pod: &PodFacts,
     now: Instant,
 ) -> Report {
-    let report = PodReport::new(about, entries, said, pod, now);
+    let mut report = PodReport::new(about, entries, said, pod, now);
+    for (e, shown) in entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| !e.removed || e.state == State::Running)
+        .zip(report.entries.iter_mut())
+    {
+        let (i, e) = e;
+        shown.runs = e.runs.map(|r| RunsReport {
+            started: r.started,
+            failed: r.failed,
+            skipped: r.skipped,
+            last_started_ago: r.last_start.map(|t| now.saturating_duration_since(t)),
+            last_ran_for: r.last_ran_for,
+            last_success_ago: r.last_success.map(|t| now.saturating_duration_since(t)),
+            next_in: next_runs.get(i).copied().flatten().map(|t| t.saturating_duration_since(now)),
+        });
+    }
     // The NAME column fits every entry, shown or not.
     let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4).max(4);
     // Serialising these types cannot fail: no map, no key that is not a
@@ -259,6 +330,7 @@ impl<'a> PodReport<'a> {
                 ready: e.ready,
                 status: said.get(i).and_then(Option::as_deref),
                 stop: e.stop.as_ref().map(|s| StopReport::new(s, now)),
+                runs: None,
             })
             .collect();
         PodReport {
@@ -296,7 +368,7 @@ impl<'a> PodReport<'a> {
         for e in &self.entries {
             let pid = e.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
             let last_text = e.last_exit.map_or_else(|| "-".to_owned(), |x| x.to_string());
-            let is_ready = if e.role == Role::Init {
+            let is_ready = if matches!(e.role, Role::Init | Role::Scheduled) {
                 "-"
             } else if e.ready {
                 "yes"
@@ -316,6 +388,9 @@ impl<'a> PodReport<'a> {
             }
             if let Some(stop) = &e.stop {
                 let _ = writeln!(status_lines, "{}: {}", e.name, stop.text());
+            }
+            if let Some(runs) = &e.runs {
+                let _ = writeln!(status_lines, "{}: {}", e.name, runs.text());
             }
         }
         text.push_str(&status_lines);
@@ -446,6 +521,7 @@ mod tests {
             held: false,
             removed: false,
             restarts_in_termination: 0,
+            runs: None,
             stop,
         }
     }
@@ -478,7 +554,7 @@ mod tests {
             termination: Some(Duration::from_millis(9_000)),
             waiting: None,
         };
-        let report = render(&about, &entries, &said, &pod, now);
+        let report = render(&about, &entries, &said, &[], &pod, now);
         assert!(!report.ready);
         assert_eq!(
             report.json,
@@ -513,7 +589,7 @@ mod tests {
             termination: None,
             waiting: None,
         };
-        let report = render(&About::default(), &[], &[], &pod, now);
+        let report = render(&About::default(), &[], &[], &[], &pod, now);
         assert_eq!(
             report.json,
             concat!(
@@ -551,7 +627,7 @@ mod tests {
             termination: None,
             waiting: Some(waiting.clone()),
         };
-        let report = render(&About::default(), &[side], &[], &pod, now);
+        let report = render(&About::default(), &[side], &[], &[], &pod, now);
         assert!(
             report.text.ends_with(concat!(
                 "waiting for: side, readiness probe, 12s (last failure: tcp 127.0.0.1:18099: Connection refused)\n",

@@ -37,6 +37,9 @@ impl Pod {
         }
         let entry = match request {
             Control::Restart(e) | Control::Stop(e) | Control::Start(e) | Control::Signal(e, _) => e,
+            Control::Trigger(e) | Control::Suspend(e) | Control::Resume(e) => {
+                return self.schedule_request(request, e, now);
+            }
             Control::Shutdown => return Ok(()),
         };
         let Some(e) = self.entries.get(entry) else { return Err(format!("no entry {entry}")) };
@@ -111,6 +114,69 @@ impl Pod {
                 None => Err(format!("{name} is not running")),
             },
             Control::Shutdown => Ok(()),
+            // Answered above.
+            Control::Trigger(_) | Control::Suspend(_) | Control::Resume(_) => Ok(()),
+        }
+    }
+
+    /// `podinit trigger`, `suspend` and `resume` of a scheduled entry
+    /// (docs/control.md). A suspension lasts until `podinit resume`, or a
+    /// `podinit reload` that changes the entry.
+    fn schedule_request(&mut self, request: Control, entry: EntryId, now: Instant) -> Result<(), String> {
+        let name = self.name(entry).to_owned();
+        let Some(schedule) = self.spec.entries.get(entry).and_then(|e| e.schedule.as_ref()) else {
+            return Err(format!("{name} is not a scheduled entry"));
+        };
+        let (suspended, policy) = (schedule.suspend, schedule.concurrency_policy);
+        if self.entries[entry].is_removed() {
+            return Err(format!("{name} was removed by `podinit reload`"));
+        }
+        let reached = matches!(self.phase, Phase::Running { .. });
+        match request {
+            Control::Trigger(_) => {
+                if !reached {
+                    return Err(format!("{name} does not run yet: the mains have not been reached"));
+                }
+                match &self.entries[entry].state {
+                    EntryState::Exited | EntryState::Held => {
+                        self.note(entry, Said::TriggerRequested);
+                        self.start_run(entry, std::time::Duration::ZERO, now);
+                        Ok(())
+                    }
+                    EntryState::Running(live) if live.stop().is_none() => match policy {
+                        crate::spec::ConcurrencyPolicy::Replace => {
+                            self.note(entry, Said::TriggerRequested);
+                            self.note(entry, Said::RunReplaced);
+                            self.stop_for(entry, StopCause::Restart, None, now);
+                            Ok(())
+                        }
+                        crate::spec::ConcurrencyPolicy::Allow | crate::spec::ConcurrencyPolicy::Forbid => {
+                            Err(format!("{name} runs already (concurrency_policy Forbid)"))
+                        }
+                    },
+                    _ => Err(format!("{name} is being started or stopped; ask again once it is done")),
+                }
+            }
+            Control::Suspend(_) if suspended => Err(format!("{name} is suspended already")),
+            Control::Resume(_) if !suspended => Err(format!("{name} is not suspended")),
+            Control::Suspend(_) | Control::Resume(_) => {
+                let suspend = matches!(request, Control::Suspend(_));
+                if let Some(s) = self.spec.entries[entry].schedule.as_mut() {
+                    s.suspend = suspend;
+                }
+                self.note(entry, Said::SuspendRequested { suspend });
+                if suspend {
+                    self.out.push(Action::CancelTimer(Timer::Run(entry)));
+                } else if reached {
+                    self.out.push(Action::ArmRun { entry, at_once: false });
+                }
+                Ok(())
+            }
+            Control::Restart(_)
+            | Control::Stop(_)
+            | Control::Start(_)
+            | Control::Signal(..)
+            | Control::Shutdown => Ok(()),
         }
     }
 
@@ -122,6 +188,11 @@ impl Pod {
             self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
         }
         self.note(entry, said);
-        self.spawn(entry, now);
+        if self.role(entry) == Role::Scheduled {
+            // A scheduled entry's instance is a run, with its rules.
+            self.start_run(entry, std::time::Duration::ZERO, now);
+        } else {
+            self.spawn(entry, now);
+        }
     }
 }

@@ -52,6 +52,8 @@ pub(crate) struct Entry {
     pub(crate) instance: Instance,
     /// Instances started after its first.
     pub(crate) restarts: u32,
+    /// A scheduled entry's runs: started, failed, skipped, the last one.
+    pub(crate) runs: crate::status::RunStats,
     /// How its last instance ended.
     pub(crate) last_exit: Option<Exit>,
     /// The delay before its next restart (docs/lifecycle.md rule 8).
@@ -73,6 +75,7 @@ impl Entry {
             state: EntryState::Waiting,
             instance: 0,
             restarts: 0,
+            runs: crate::status::RunStats::default(),
             last_exit: None,
             backoff: Backoff::new(backoff),
             spawn_failures: 0,
@@ -474,6 +477,12 @@ pub enum EntryEvent {
     StopTimer,
     /// The entry's backoff is over ([`Timer::Backoff`]).
     BackoffOver,
+    /// A scheduled entry's run is due, this long after its time
+    /// ([`Event::RunDue`]).
+    RunDue(std::time::Duration),
+    /// A scheduled entry's run has run its `active_deadline`
+    /// ([`Timer::RunDeadline`]).
+    RunDeadline,
 }
 
 /// What the entry machine made of an event.
@@ -535,6 +544,10 @@ impl Pod {
                 Ignored("it has no process")
             }
             (S::Waiting, Ev::BackoffOver) => Ignored("it is not in backoff"),
+            // Runs start once the start sequence has reached the mains
+            // (docs/configuration.md, "Scheduled entries").
+            (S::Waiting, Ev::RunDue(_)) => Ignored("the mains have not been reached"),
+            (S::Waiting, Ev::RunDeadline) => Ignored("it has no process"),
 
             // ----- a spawn asked for: its result (rules 1 and 5; a copy: rule 17a) -----
             (S::Spawning { asked_at }, Ev::Spawned(pid)) => {
@@ -560,6 +573,13 @@ impl Pod {
                 Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer,
             ) => Ignored("its process does not run yet"),
             (S::Spawning { .. } | S::SpawningCopy { .. }, Ev::BackoffOver) => Ignored("it is not in backoff"),
+            // A run due while the last one is still being spawned: skipped,
+            // whatever the policy (there is nothing to replace yet).
+            (S::Spawning { .. }, Ev::RunDue(late)) => self.on_run_due(entry, late, now),
+            (S::SpawningCopy { .. }, Ev::RunDue(_)) => Ignored("only a sidecar has a copy"),
+            (S::Spawning { .. } | S::SpawningCopy { .. }, Ev::RunDeadline) => {
+                Ignored("its process does not run yet")
+            }
 
             // ----- running, whatever its stage -----
             (S::Running(_), Ev::Spawned(_) | Ev::SpawnFailed(_)) => Ignored("its process runs already"),
@@ -572,6 +592,16 @@ impl Pod {
                 Applied
             }
             (S::Running(_), Ev::BackoffOver) => Ignored("it is not in backoff"),
+            // A run due while the last one runs: concurrency_policy decides
+            // (a CronJob's concurrencyPolicy, kubernetes.io "CronJob").
+            (S::Running(_), Ev::RunDue(late)) => self.on_run_due(entry, late, now),
+            // A run past its active_deadline is stopped through its stop
+            // path (a Job's activeDeadlineSeconds, kubernetes.io "Jobs").
+            (running!(Stage::Starting(_) | Stage::Started { .. }), Ev::RunDeadline) => {
+                self.on_run_deadline(entry, now);
+                Applied
+            }
+            (running!(Stage::Stopping(_)), Ev::RunDeadline) => Ignored("its stop has begun"),
 
             // ----- starting: its post_start and its startup probe (rules 3, 5, 9) -----
             (running!(Stage::Starting(Starting::HookAndProbe { startup })), Ev::Hook(H::PostStart, ok)) => {
@@ -695,9 +725,11 @@ impl Pod {
                 Applied
             }
             (S::Backoff { .. }, Ev::Spawned(_) | Ev::SpawnFailed(_)) => Ignored("no spawn is under way"),
-            (S::Backoff { .. }, Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer) => {
-                Ignored("it has no process")
-            }
+            (
+                S::Backoff { .. },
+                Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer | Ev::RunDeadline,
+            ) => Ignored("it has no process"),
+            (S::Backoff { .. }, Ev::RunDue(_)) => Ignored("a scheduled entry is never in backoff"),
 
             // ----- ended: exited, held by `podinit stop`, removed by `podinit reload` -----
             (S::Exited | S::Held | S::Removed, Ev::Spawned(_) | Ev::SpawnFailed(_)) => {
@@ -705,9 +737,13 @@ impl Pod {
             }
             (
                 S::Exited | S::Held | S::Removed,
-                Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer,
+                Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer | Ev::RunDeadline,
             ) => Ignored("it has no process"),
             (S::Exited | S::Held | S::Removed, Ev::BackoffOver) => Ignored("it is not in backoff"),
+            // Idle between runs: a run starts, unless the rules skip it;
+            // held by `podinit stop`: skipped.
+            (S::Exited | S::Held, Ev::RunDue(late)) => self.on_run_due(entry, late, now),
+            (S::Removed, Ev::RunDue(_)) => Ignored("it was removed by podinit reload"),
         };
         if let Ignored(why) = outcome {
             let state = self.entries[entry].state.kind();

@@ -5,7 +5,7 @@
 //! numbers (docs/signals.md), so a real-time signal or an odd status is
 //! carried, not dropped by a narrower enum.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::exit_status::Exit;
 #[cfg(doc)]
@@ -35,6 +35,12 @@ pub enum Timer {
     /// The start sequence has waited at this entry long enough for a note
     /// that says why (`wait.rs`).
     Wait(EntryId),
+    /// A scheduled entry's next run: armed by the runtime at the time it
+    /// computes for [`Action::ArmRun`], which it reports as
+    /// [`Event::RunDue`] (the machine only cancels it by this name).
+    Run(EntryId),
+    /// A scheduled entry's run has run its `active_deadline`.
+    RunDeadline(EntryId, Instance),
 }
 
 /// Something that happened.
@@ -57,6 +63,9 @@ pub enum Event {
     Terminate { signal: Signal },
     /// podinit received a signal to pass on to the mains.
     Forward { signal: Signal },
+    /// A scheduled entry's run is due (its [`Timer::Run`] fired); `late`:
+    /// how long after its scheduled time, by the wall clock.
+    RunDue { entry: EntryId, late: Duration },
 }
 
 /// Something the runtime must do.
@@ -78,6 +87,10 @@ pub enum Action {
     ArmTimer { timer: Timer, at: Instant },
     /// Forget `timer`.
     CancelTimer(Timer),
+    /// Arm the scheduled entry's [`Timer::Run`] for its next run after now,
+    /// computed from its schedule (replacing an earlier arming); with
+    /// `at_once`, one run is due now too. Answer with [`Event::RunDue`].
+    ArmRun { entry: EntryId, at_once: bool },
     /// Every process is gone: exit podinit with this status.
     Exit { status: i32 },
 }
@@ -97,4 +110,10 @@ pub enum Control {
     Signal(EntryId, Signal),
     /// Terminate the pod, as SIGTERM to podinit does.
     Shutdown,
+    /// A scheduled entry: one run now, as if it came due.
+    Trigger(EntryId),
+    /// A scheduled entry: no run starts until `Resume` (a running one goes on).
+    Suspend(EntryId),
+    /// A scheduled entry: its schedule goes on again.
+    Resume(EntryId),
 }

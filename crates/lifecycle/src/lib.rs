@@ -42,9 +42,10 @@
 //! - `entry.rs`: one entry's states and its one match;
 //! - `start.rs`: the start sequence and how an instance becomes started;
 //!   `probes.rs`: liveness and readiness; `restarts.rs`: what follows an
-//!   exit, backoff, `restart_all`; `stop.rs`: one instance's stop path;
-//!   `termination.rs`: the pod's termination and exit status; `wait.rs`:
-//!   why the start sequence waits (the timer and notes that say it);
+//!   exit, backoff, `restart_all`; `scheduled.rs`: scheduled entries' runs;
+//!   `stop.rs`: one instance's stop path; `termination.rs`: the pod's
+//!   termination and exit status; `wait.rs`: why the start sequence waits
+//!   (the timer and notes that say it);
 //! - `control.rs`: requests from the command line; `reload.rs`: `podinit
 //!   reload`; `driver.rs`: [`Driver`] and [`Effects`].
 //!
@@ -92,6 +93,7 @@ mod pod;
 mod probes;
 mod reload;
 mod restarts;
+mod scheduled;
 mod start;
 mod status;
 mod stop;
@@ -101,10 +103,10 @@ mod wait;
 pub use crate::driver::{Driver, Effects};
 pub use crate::entry::{EntryEvent, StateKind};
 pub use crate::events::{Action, Control, EntryId, Event, Instance, Timer};
-pub use crate::notes::{Level, Note, Said, Text};
+pub use crate::notes::{Level, Note, Said, SkipReason, Text};
 pub use crate::pod::{Phase, Pod};
 pub use crate::spec::{HookKind, ProbeKind};
-pub use crate::status::{Awaited, EntryStatus, State, StopGrace, StopStatus};
+pub use crate::status::{Awaited, EntryStatus, RunStats, State, StopGrace, StopStatus};
 pub use crate::wait::{next_note, Wait, WaitFor, FIRST_WAIT_NOTE};
 
 #[cfg(test)]

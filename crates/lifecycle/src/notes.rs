@@ -265,6 +265,77 @@ pub enum Said {
     ImpossiblePid(i32),
     /// Debug, about the pod: an event after `Exit` was emitted, ignored.
     EventAfterExit(Event),
+    /// Info, `scheduled_run_started`, about a scheduled entry: a run starts,
+    /// `late` after its scheduled time (the `delay_ms` field).
+    RunStarted {
+        /// How long after its time, by the wall clock.
+        late: Duration,
+    },
+    /// Info, `scheduled_run_finished`, about a scheduled entry: a run ended
+    /// with `exit` (the `status` field) after `ran_for` (`delay_ms`); it
+    /// never fails the pod.
+    RunFinished {
+        /// How it ended.
+        exit: Exit,
+        /// How long it ran.
+        ran_for: Duration,
+    },
+    /// Info, `scheduled_run_skipped`, about a scheduled entry: a run came
+    /// due and did not start, for `why` (the `reason` field).
+    RunSkipped {
+        /// Why.
+        why: SkipReason,
+    },
+    /// Info, `trigger_requested`, about a scheduled entry: `podinit trigger`.
+    TriggerRequested,
+    /// Info, `suspend_requested` or `resume_requested`, about a scheduled
+    /// entry: `podinit suspend` (`suspend`) or `podinit resume`.
+    SuspendRequested {
+        /// Suspended (else resumed).
+        suspend: bool,
+    },
+    /// Info, `scheduled_run_replaced`, about a scheduled entry: a run came
+    /// due while the last one runs (`concurrency_policy = "Replace"`): that
+    /// one is stopped, the new one starts once it has exited.
+    RunReplaced,
+    /// Warn, `scheduled_run_deadline_exceeded`, about a scheduled entry: its
+    /// run has run its `active_deadline` (`delay_ms`) and is stopped.
+    RunDeadlineExceeded {
+        /// The entry's `active_deadline`.
+        deadline: Duration,
+    },
+}
+
+/// Why a scheduled entry's run did not start ([`Said::RunSkipped`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The last run still runs (or is being spawned):
+    /// `concurrency_policy = "Forbid"`.
+    StillRunning,
+    /// The last run is being stopped.
+    BeingStopped,
+    /// It came due `late`, more than its `starting_deadline` after its time.
+    Missed {
+        /// How late.
+        late: Duration,
+        /// Its `starting_deadline`.
+        deadline: Duration,
+    },
+    /// `podinit stop` keeps it down.
+    Held,
+}
+
+impl SkipReason {
+    /// The `reason` field: `still_running`, `being_stopped`,
+    /// `missed_starting_deadline`, `held`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::StillRunning => "still_running",
+            SkipReason::BeingStopped => "being_stopped",
+            SkipReason::Missed { .. } => "missed_starting_deadline",
+            SkipReason::Held => "held",
+        }
+    }
 }
 
 impl Note {
@@ -289,6 +360,13 @@ impl Note {
             | S::OldInstance { .. }
             | S::ImpossiblePid(_)
             | S::EventAfterExit(_) => Level::Debug,
+            S::RunDeadlineExceeded { .. } => Level::Warn,
+            S::RunStarted { .. }
+            | S::RunFinished { .. }
+            | S::RunSkipped { .. }
+            | S::RunReplaced
+            | S::TriggerRequested
+            | S::SuspendRequested { .. } => Level::Info,
             S::Unready { .. }
             | S::ProbeFailed { .. }
             | S::PostStartFailed { .. }
@@ -355,6 +433,14 @@ impl Note {
             S::SignalRequested { .. } => "signal_requested",
             S::Reloaded(_) => "reloaded",
             S::Waiting { .. } => "waiting",
+            S::RunStarted { .. } => "scheduled_run_started",
+            S::RunFinished { .. } => "scheduled_run_finished",
+            S::RunSkipped { .. } => "scheduled_run_skipped",
+            S::RunReplaced => "scheduled_run_replaced",
+            S::TriggerRequested => "trigger_requested",
+            S::SuspendRequested { suspend: true } => "suspend_requested",
+            S::SuspendRequested { suspend: false } => "resume_requested",
+            S::RunDeadlineExceeded { .. } => "scheduled_run_deadline_exceeded",
             S::SignalDuringTermination { .. }
             | S::LivenessRecovered { .. }
             | S::ProbeAttemptFailed { .. }
@@ -385,7 +471,8 @@ impl Note {
             Said::Exited { exit, .. }
             | Said::MaxRestarts { exit, .. }
             | Said::InitFailed { exit }
-            | Said::RestartAll { exit } => Some(exit.status()),
+            | Said::RestartAll { exit }
+            | Said::RunFinished { exit, .. } => Some(exit.status()),
             _ => None,
         }
     }
@@ -406,7 +493,17 @@ impl Note {
         match self.said {
             Said::Backoff { delay } | Said::PodBackoff { delay } => Some(delay),
             Said::BudgetSpent { grace } => Some(grace),
-            Said::DeadlineExceeded { deadline } => Some(deadline),
+            Said::DeadlineExceeded { deadline } | Said::RunDeadlineExceeded { deadline } => Some(deadline),
+            Said::RunStarted { late } => Some(late),
+            Said::RunFinished { ran_for, .. } => Some(ran_for),
+            _ => None,
+        }
+    }
+
+    /// Why a scheduled run was skipped, for the `reason` field.
+    pub fn reason(&self) -> Option<&'static str> {
+        match self.said {
+            Said::RunSkipped { why } => Some(why.as_str()),
             _ => None,
         }
     }
@@ -567,6 +664,50 @@ impl fmt::Display for Text<'_> {
             }
             S::ImpossiblePid(pid) => write!(f, "spawned with an impossible pid {pid}: ignored"),
             S::EventAfterExit(event) => write!(f, "event after exit ignored: {event:?}"),
+            S::RunStarted { late } if late.as_secs() == 0 => write!(f, "scheduled run of {name} starting"),
+            S::RunStarted { late } => write!(
+                f,
+                "scheduled run of {name} starting, {} late",
+                humantime::format_duration(Duration::from_secs(late.as_secs()))
+            ),
+            S::RunFinished { exit, ran_for } => write!(
+                f,
+                "scheduled run of {name} finished with {exit} after {}",
+                humantime::format_duration(Duration::from_millis(
+                    u64::try_from(ran_for.as_millis()).unwrap_or(u64::MAX)
+                ))
+            ),
+            S::RunSkipped { why } => {
+                write!(f, "scheduled run of {name} skipped: ")?;
+                match why {
+                    SkipReason::StillRunning => {
+                        f.write_str("the last run still runs (concurrency_policy Forbid)")
+                    }
+                    SkipReason::BeingStopped => f.write_str("the last run is being stopped"),
+                    SkipReason::Missed { late, deadline } => write!(
+                        f,
+                        "{} late, past its starting_deadline of {}",
+                        humantime::format_duration(Duration::from_secs(late.as_secs())),
+                        humantime::format_duration(*deadline)
+                    ),
+                    SkipReason::Held => write!(f, "held by `podinit stop` (`podinit start {name}` ends it)"),
+                }
+            }
+            S::TriggerRequested => write!(f, "run of {name} asked for: starting it"),
+            S::SuspendRequested { suspend: true } => {
+                write!(f, "suspend of {name} asked for: no run starts until `podinit resume {name}`")
+            }
+            S::SuspendRequested { suspend: false } => {
+                write!(f, "resume of {name} asked for: its schedule goes on")
+            }
+            S::RunReplaced => {
+                write!(f, "scheduled run of {name} due while the last one runs: replacing it (concurrency_policy Replace)")
+            }
+            S::RunDeadlineExceeded { deadline } => write!(
+                f,
+                "scheduled run of {name} has run its active_deadline ({}): stopping it",
+                humantime::format_duration(*deadline)
+            ),
         }
     }
 }

@@ -82,7 +82,9 @@ impl Pod {
     /// A pod that has not started; call [`Pod::start`] next.
     pub fn new(spec: PodSpec) -> Self {
         let entries = spec.entries.iter().map(|_| Entry::new(spec.backoff)).collect();
-        let sequence = (0..spec.entries.len()).filter(|&i| spec.entries[i].role != Role::Main).collect();
+        let sequence = (0..spec.entries.len())
+            .filter(|&i| matches!(spec.entries[i].role, Role::Init | Role::Sidecar))
+            .collect();
         let mains = (0..spec.entries.len()).filter(|&i| spec.entries[i].role == Role::Main).collect();
         let pod_backoff = Backoff::new(spec.backoff);
         Pod {
@@ -173,6 +175,17 @@ impl Pod {
             }
             Event::Timer(Timer::PodRestart) => self.on_pod_restart_timer(now),
             Event::Timer(Timer::Wait(entry)) => self.on_wait_timer(entry, now),
+            // The runtime reports a run's timer as `RunDue`, with how late it
+            // is; a bare one is a run due on time.
+            Event::Timer(Timer::Run(entry)) => {
+                self.on_entry(entry, None, EntryEvent::RunDue(Duration::ZERO), now);
+            }
+            Event::RunDue { entry, late } => {
+                self.on_entry(entry, None, EntryEvent::RunDue(late), now);
+            }
+            Event::Timer(Timer::RunDeadline(entry, instance)) => {
+                self.on_entry(entry, Some(instance), EntryEvent::RunDeadline, now);
+            }
             Event::Timer(Timer::Deadline) => {
                 if !self.terminating() {
                     let deadline = self.spec.active_deadline.unwrap_or_default();

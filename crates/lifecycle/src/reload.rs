@@ -94,7 +94,9 @@ impl Pod {
                     self.spec.entries.push(new.clone());
                     match new.role {
                         Role::Main => self.mains.push(i),
-                        _ => self.sequence.push(i),
+                        Role::Init | Role::Sidecar => self.sequence.push(i),
+                        // Not in the start sequence: its schedule begins with the mains.
+                        Role::Scheduled => {}
                     }
                     added.push(i);
                 }
@@ -149,6 +151,13 @@ impl Pod {
                     self.entries[i].state = EntryState::Exited;
                     said.push(format!("{name} added: not run (the start sequence is over)"));
                 }
+                Role::Scheduled if booting => {
+                    said.push(format!("{name} added: its schedule begins once the mains are reached"));
+                }
+                Role::Scheduled => {
+                    said.push(format!("{name} added: its schedule begins"));
+                    self.begin_schedules();
+                }
                 _ if booting => said.push(format!("{name} added: starts in its turn")),
                 _ => {
                     said.push(format!("{name} added: starting it"));
@@ -191,6 +200,17 @@ impl Pod {
             EntryState::Exited if role == Role::Init => {
                 self.spec.entries[i] = new;
                 format!("{name} changed: it has finished and is not run again")
+            }
+            EntryState::Exited | EntryState::Held if role == Role::Scheduled => {
+                // Between runs: its schedule is read again.
+                let arm = new.schedule.as_ref().is_some_and(|s| !s.suspend)
+                    && matches!(self.phase, Phase::Running { .. });
+                self.spec.entries[i] = new;
+                self.out.push(Action::CancelTimer(Timer::Run(i)));
+                if arm {
+                    self.out.push(Action::ArmRun { entry: i, at_once: false });
+                }
+                format!("{name} changed: its next run follows its new schedule")
             }
             _ => {
                 self.spec.entries[i] = new;

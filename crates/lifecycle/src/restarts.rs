@@ -41,6 +41,9 @@ impl Pod {
         }
         self.out.push(Action::StopChecks { entry });
         self.out.push(Action::CancelTimer(Timer::Stop(entry, instance)));
+        if role == Role::Scheduled {
+            self.run_finished(entry, instance, exit, ran_for, now);
+        }
 
         if self.phase == Phase::Restarting {
             // Removed by `podinit reload`: not part of the pod that restarts.
@@ -73,6 +76,12 @@ impl Pod {
             return;
         }
         match cause {
+            Some(StopCause::Restart) if role == Role::Scheduled => {
+                // `concurrency_policy = "Replace"`, or `podinit restart`: the
+                // new run starts now that the old one has exited.
+                self.start_run(entry, Duration::ZERO, now);
+                return;
+            }
             Some(StopCause::Restart) => {
                 // `podinit restart`: a new instance at once; its backoff is
                 // not used (and not grown) by a restart asked for.
@@ -105,6 +114,9 @@ impl Pod {
         }
         let restart = match (role, by_rule) {
             (Role::Sidecar, _) => true,
+            // A run ends for good however it ends: the next one is the
+            // schedule's (its restart_policy is "Never", by validation).
+            (Role::Scheduled, None) => false,
             // Handled above; kept so the match stays exhaustive.
             (_, Some(RuleAction::Restart | RuleAction::RestartAll)) => true,
             (Role::Init, None) => !exit.success() && policy != RestartPolicy::Never,
@@ -147,6 +159,8 @@ impl Pod {
             }
             Role::Main => self.ended_for_now(entry, now),
             Role::Sidecar => {}
+            // Idle until its next run.
+            Role::Scheduled => {}
         }
     }
 
@@ -179,7 +193,8 @@ impl Pod {
                 self.pass(entry);
                 self.advance(now);
             }
-            Role::Init => {}
+            // A scheduled entry holds nothing and completes nothing.
+            Role::Init | Role::Scheduled => {}
         }
     }
 

@@ -89,6 +89,26 @@ named_enum! {
         Init = "init",
         Sidecar = "sidecar",
         Main = "main",
+        /// Runs on a schedule once the mains are reached, as a CronJob
+        /// (kubernetes.io "CronJob"): its runs hold nothing and fail nothing.
+        Scheduled = "scheduled",
+    }
+}
+
+named_enum! {
+    /// `concurrency_policy` of a scheduled entry: what a run that comes due
+    /// while the previous one still runs does (a CronJob's
+    /// `concurrencyPolicy`, kubernetes.io "CronJob"). Overlapping runs
+    /// (`Allow`, CronJob's default) are not supported: one entry has one
+    /// process, and the config reader refuses `Allow` with that reason.
+    pub enum ConcurrencyPolicy {
+        /// Overlapping runs: never in a validated spec (see above).
+        Allow = "Allow",
+        /// The new run is skipped (and counted).
+        Forbid = "Forbid",
+        /// The running one is stopped through its stop path, then the new
+        /// run starts.
+        Replace = "Replace",
     }
 }
 
@@ -304,6 +324,80 @@ pub struct EntrySpec {
     /// Inits and mains: on each exit the first matching rule decides, else
     /// the restart policy (KEP-5307).
     pub restart_rules: Vec<RestartRule>,
+    /// Scheduled entries (and only they): when their runs come due.
+    pub schedule: Option<ScheduleSpec>,
+}
+
+/// When a scheduled entry runs, and the rules of its runs (a CronJob's,
+/// kubernetes.io "CronJob"). The next run's wall-clock time is computed by
+/// the runtime from this; the machine only hears that a run is due.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleSpec {
+    pub when: When,
+    /// The IANA time zone the cron fields are read in (`"UTC"` by default).
+    pub time_zone: String,
+    pub concurrency_policy: ConcurrencyPolicy,
+    /// A run that comes due later than this after its scheduled time is
+    /// skipped (a CronJob's `startingDeadlineSeconds`); `None`: never.
+    pub starting_deadline: Option<Duration>,
+    /// No run starts while set (a CronJob's `suspend`).
+    pub suspend: bool,
+    /// One run as soon as the mains are reached, besides the schedule.
+    pub run_on_start: bool,
+    /// A run still running after this is stopped through its stop path (a
+    /// Job's `activeDeadlineSeconds`); `None`: no limit.
+    pub active_deadline: Option<Duration>,
+}
+
+/// A scheduled entry's `schedule` or `every`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum When {
+    /// A cron expression, as written, and its fields.
+    Cron { text: String, fields: CronFields },
+    /// Every this long, counted from when the mains were reached.
+    Every(Duration),
+}
+
+/// The fields of a cron expression, each the set of values it allows (bit
+/// `n` set: value `n` allowed). Five-field expressions allow second 0 only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CronFields {
+    /// 0-59.
+    pub seconds: u64,
+    /// 0-59.
+    pub minutes: u64,
+    /// 0-23.
+    pub hours: u32,
+    /// 1-31.
+    pub days: u32,
+    /// 1-12.
+    pub months: u16,
+    /// 0-6, Sunday 0.
+    pub weekdays: u8,
+    /// The day-of-month field was `*` (or `?`): cron's rule for the two day
+    /// fields then takes the weekday alone, and the other way round; when
+    /// both are restricted a day matching either runs.
+    pub any_day: bool,
+    /// The day-of-week field was `*` (or `?`).
+    pub any_weekday: bool,
+}
+
+impl CronFields {
+    /// Whether a date (month 1-12, day 1-31, weekday 0-6 from Sunday) runs.
+    pub fn date_matches(&self, month: u32, day: u32, weekday: u32) -> bool {
+        let bit = |set: u64, n: u32| set >> n & 1 == 1;
+        if !bit(u64::from(self.months), month) {
+            return false;
+        }
+        let by_day = bit(u64::from(self.days), day);
+        let by_weekday = bit(u64::from(self.weekdays), weekday);
+        match (self.any_day, self.any_weekday) {
+            (true, true) => true,
+            (true, false) => by_weekday,
+            (false, true) => by_day,
+            (false, false) => by_day || by_weekday,
+        }
+    }
 }
 
 impl EntrySpec {
@@ -349,6 +443,7 @@ impl EntrySpec {
             restart_policy: None,
             restart_rules: Vec::new(),
             restart_during_termination: false,
+            schedule: None,
         }
     }
 }

@@ -27,6 +27,7 @@ impl Pod {
                 Phase::Booting { cursor } => {
                     let Some(&entry) = self.sequence.get(cursor) else {
                         self.phase = Phase::Running { next_main: 0 };
+                        self.begin_schedules();
                         continue;
                     };
                     // An entry removed by `podinit reload` holds nothing.

@@ -4,7 +4,7 @@
 //! budget, the end of a signal's grace). Read-only: nothing here changes the
 //! machine, so the runtime may ask at any moment between two steps.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::entry::{EntryState, Live, StopStep};
 use crate::events::EntryId;
@@ -49,6 +49,26 @@ pub struct EntryStatus {
     pub restarts_in_termination: u32,
     /// Where its stop stands, while it is being stopped.
     pub stop: Option<StopStatus>,
+    /// A scheduled entry's runs; `None` for the other roles.
+    pub runs: Option<RunStats>,
+}
+
+/// What a scheduled entry's runs have done, for `podinit status` and
+/// `/metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Runs started.
+    pub started: u32,
+    /// Runs that ended with a status other than 0 (or could not start).
+    pub failed: u32,
+    /// Runs that came due and did not start.
+    pub skipped: u32,
+    /// When the last run started.
+    pub last_start: Option<Instant>,
+    /// How long the last run that ended ran.
+    pub last_ran_for: Option<Duration>,
+    /// When the last run that succeeded ended.
+    pub last_success: Option<Instant>,
 }
 
 /// Where one instance's stop stands, for `podinit status` (docs/control.md):
@@ -104,7 +124,8 @@ impl Pod {
                 .entries
                 .iter()
                 .zip(&self.spec.entries)
-                .filter(|(e, s)| s.role != Role::Init && !e.is_removed())
+                // Scheduled entries hold no readiness: a run comes and goes.
+                .filter(|(e, s)| matches!(s.role, Role::Sidecar | Role::Main) && !e.is_removed())
                 .all(|(e, _)| e.live().is_some_and(Live::ready))
     }
 
@@ -166,6 +187,7 @@ impl Pod {
                     },
                     killed: matches!(s.step, StopStep::Killed { .. }),
                 }),
+                runs: (s.role == Role::Scheduled).then_some(e.runs),
             })
             .collect()
     }

@@ -58,6 +58,10 @@ impl Pod {
             self.out.push(Action::CancelTimer(Timer::PodRestart));
         }
         for entry in 0..self.entries.len() {
+            if self.role(entry) == Role::Scheduled {
+                // No new run starts (docs/configuration.md, "Scheduled entries").
+                self.out.push(Action::CancelTimer(Timer::Run(entry)));
+            }
             let has_pre_stop = self.spec.entries[entry].pre_stop.is_some();
             let instance = self.entries[entry].instance;
             match &self.entries[entry].state {

@@ -12,9 +12,12 @@ use toml::Spanned;
 
 use super::{read_text, Validator};
 use crate::config::raw::{RawCommand, RawExec, RawProcess, RawRestartRule};
+use crate::config::schedule;
 use crate::config::{
-    Argv, EntrySpec, HoldUntil, LogMode, ProbeAction, ProbeKind, RestartRule, Role, RuleAction, Signal,
+    Argv, ConcurrencyPolicy, EntrySpec, HoldUntil, LogMode, ProbeAction, ProbeKind, RestartPolicy,
+    RestartRule, Role, RuleAction, ScheduleSpec, Signal, When,
 };
+use std::time::Duration;
 
 /// Most `restart_rules` of one entry, and most exit codes in one rule
 /// (the Kubernetes API's limits for container restart rules, KEP-5307).
@@ -22,9 +25,9 @@ const MAX_RESTART_RULES: usize = 20;
 const MAX_EXIT_CODES: usize = 255;
 
 impl Validator<'_> {
-    pub(super) fn entry(&mut self, p: RawProcess, start: usize, pod_log: LogMode) -> Option<EntrySpec> {
+    pub(super) fn entry(&mut self, mut p: RawProcess, start: usize, pod_log: LogMode) -> Option<EntrySpec> {
         let before = self.issues.len();
-        let name = match p.name {
+        let name = match p.name.take() {
             Some(n) => {
                 let at = n.span().start;
                 let n = n.into_inner();
@@ -39,7 +42,7 @@ impl Validator<'_> {
             }
         };
         let role = p.role.as_ref().map_or(Role::Main, |r| *r.get_ref());
-        let argv = match p.command {
+        let argv = match p.command.take() {
             Some(c) => self.command(c).map(|w| OsString::from(w)),
             None => {
                 self.at(start, format!("process {name:?}: missing key `command`"));
@@ -67,6 +70,8 @@ impl Validator<'_> {
                 self.at(h.span().start, "hold_until applies to sidecars only".into());
             }
         }
+        let role_at = p.role.as_ref().map_or(start, |r| r.span().start);
+        let schedule = self.schedule(&mut p, role, role_at, start, &name);
         if let Some(names) = &p.allow_warnings {
             self.allow_warnings(names);
         }
@@ -195,6 +200,146 @@ impl Validator<'_> {
             restart_policy,
             restart_rules,
             restart_during_termination,
+            schedule,
+        })
+    }
+
+    /// A scheduled entry's `schedule` or `every` and the rules of its runs
+    /// (docs/configuration.md, "Scheduled entries"); the schedule keys on
+    /// another role are errors, as are the keys a scheduled entry cannot
+    /// have (probes, `hold_until`, restarts beyond `restart_policy =
+    /// "Never"`).
+    fn schedule(
+        &mut self,
+        p: &mut RawProcess,
+        role: Role,
+        role_at: usize,
+        start: usize,
+        name: &str,
+    ) -> Option<ScheduleSpec> {
+        let keys = [
+            ("schedule", p.schedule.as_ref().map(Spanned::span)),
+            ("every", p.every.as_ref().map(Spanned::span)),
+            ("time_zone", p.time_zone.as_ref().map(Spanned::span)),
+            ("concurrency_policy", p.concurrency_policy.as_ref().map(Spanned::span)),
+            ("starting_deadline", p.starting_deadline.as_ref().map(Spanned::span)),
+            ("suspend", p.suspend.as_ref().map(Spanned::span)),
+            ("run_on_start", p.run_on_start.as_ref().map(Spanned::span)),
+            ("active_deadline", p.active_deadline.as_ref().map(Spanned::span)),
+        ];
+        if role != Role::Scheduled {
+            for (key, span) in keys {
+                if let Some(span) = span {
+                    self.at(
+                        span.start,
+                        format!("{key} applies to scheduled entries only (role = \"scheduled\")"),
+                    );
+                }
+            }
+            return None;
+        }
+        if !cfg!(feature = "schedule") {
+            self.at(
+                role_at,
+                "role \"scheduled\" needs the `schedule` feature, which this podinit was built without"
+                    .into(),
+            );
+            return None;
+        }
+        for (key, span) in [
+            ("startup_probe", p.startup_probe.as_ref().map(Spanned::span)),
+            ("readiness_probe", p.readiness_probe.as_ref().map(Spanned::span)),
+            ("liveness_probe", p.liveness_probe.as_ref().map(Spanned::span)),
+            ("hold_until", p.hold_until.as_ref().map(Spanned::span)),
+            ("restart_rules", p.restart_rules.as_ref().map(Spanned::span)),
+            ("max_restarts", p.max_restarts.as_ref().map(Spanned::span)),
+            ("restart_during_termination", p.restart_during_termination.as_ref().map(Spanned::span)),
+        ] {
+            if let Some(span) = span {
+                self.at(
+                    span.start,
+                    format!("{key} is not allowed on a scheduled entry: each run runs once, unprobed"),
+                );
+            }
+        }
+        if let Some(r) = p.restart_policy.take() {
+            if *r.get_ref() != RestartPolicy::Never {
+                self.at(r.span().start, format!("restart_policy {:?} is not supported on a scheduled entry: a run that fails waits for the next one (only \"Never\")", r.get_ref().as_str()));
+            }
+        }
+        if let Some(c) = &p.concurrency_policy {
+            if *c.get_ref() == ConcurrencyPolicy::Allow {
+                self.at(c.span().start, "concurrency_policy \"Allow\" (overlapping runs) is not supported: an entry runs one process at a time; write \"Forbid\" (the default) or \"Replace\"".into());
+            }
+        }
+        let when = match (p.schedule.take(), p.every.take()) {
+            (Some(s), None) => {
+                let at = s.span().start;
+                let text = s.into_inner();
+                match schedule::parse_cron(&text) {
+                    Ok(fields) => {
+                        // Whether a date ever matches does not depend on the zone.
+                        if schedule::next_cron(&fields, &schedule::Zone::utc(), 0).is_none() {
+                            self.at(at, format!("{text:?}: it never runs (no such date)"));
+                        }
+                        When::Cron { text, fields }
+                    }
+                    Err(why) => {
+                        self.at(at, format!("{text:?}: {why}"));
+                        return None;
+                    }
+                }
+            }
+            (None, Some(e)) => {
+                let every = e.get_ref().0;
+                if every < Duration::from_secs(1) {
+                    self.at(e.span().start, "every must be at least 1s".into());
+                }
+                When::Every(every)
+            }
+            (Some(s), Some(_)) => {
+                self.at(s.span().start, "schedule and every exclude each other: write one".into());
+                return None;
+            }
+            (None, None) => {
+                self.at(
+                    start,
+                    format!(
+                        "process {name:?}: a scheduled entry needs `schedule` (cron) or `every` (a duration)"
+                    ),
+                );
+                return None;
+            }
+        };
+        let time_zone = match p.time_zone.take() {
+            Some(z) => {
+                let at = z.span().start;
+                let z = z.into_inner();
+                if matches!(when, When::Every(_)) {
+                    self.at(
+                        at,
+                        "time_zone applies to `schedule`: `every` does not read the wall clock".into(),
+                    );
+                } else if !self.opts.portable {
+                    if let Err(why) = schedule::Zone::load(&z) {
+                        self.at(at, why);
+                    }
+                }
+                z
+            }
+            None => "UTC".to_owned(),
+        };
+        Some(ScheduleSpec {
+            when,
+            time_zone,
+            concurrency_policy: p
+                .concurrency_policy
+                .take()
+                .map_or(ConcurrencyPolicy::Forbid, Spanned::into_inner),
+            starting_deadline: p.starting_deadline.take().map(|d| d.into_inner().0),
+            suspend: p.suspend.take().is_some_and(Spanned::into_inner),
+            run_on_start: p.run_on_start.take().is_some_and(Spanned::into_inner),
+            active_deadline: p.active_deadline.take().map(|d| d.into_inner().0),
         })
     }
 

@@ -25,6 +25,7 @@ mod probes;
 mod proptests;
 mod reload;
 mod restarts;
+mod scheduled;
 mod start;
 mod table;
 mod termination;
@@ -84,7 +85,7 @@ impl Effects for SimFx {
         self.notes.extend(notes);
     }
 
-    fn perform(&mut self, pod: &Pod, action: Action, _now: Instant) -> Option<Event> {
+    fn perform(&mut self, pod: &Pod, action: Action, now: Instant) -> Option<Event> {
         // Entries added by a reload are in the pod's spec, not in `names`.
         self.names = pod.spec().entries.iter().map(|e| e.name.clone()).collect();
         match action {
@@ -117,6 +118,18 @@ impl Effects for SimFx {
             }
             Action::CancelTimer(t) => {
                 self.timers.remove(&t);
+            }
+            // The runtime's clock for runs: an `every` from now (a cron
+            // schedule every minute); an armed one stays.
+            Action::ArmRun { entry, at_once } => {
+                if at_once || !self.timers.contains_key(&Timer::Run(entry)) {
+                    let every = match pod.spec().entries[entry].schedule.as_ref().map(|s| &s.when) {
+                        Some(crate::spec::When::Every(d)) => *d,
+                        _ => Duration::from_secs(60),
+                    };
+                    self.timers.insert(Timer::Run(entry), now + every);
+                }
+                return at_once.then_some(Event::RunDue { entry, late: Duration::ZERO });
             }
             Action::Exit { status } => {
                 assert!(self.exit.is_none(), "Exit emitted twice");

@@ -253,6 +253,78 @@ fn every_note() -> Vec<(Note, Level, &'static str, &'static str)> {
         ),
         (web(S::ImpossiblePid(-1)), Debug, "", "spawned with an impossible pid -1: ignored"),
         (
+            web(S::RunStarted { late: Duration::ZERO }),
+            Info,
+            "scheduled_run_started",
+            "scheduled run of web starting",
+        ),
+        (
+            web(S::RunStarted { late: Duration::from_millis(90_500) }),
+            Info,
+            "scheduled_run_started",
+            "scheduled run of web starting, 1m 30s late",
+        ),
+        (
+            web(S::RunFinished { exit: Exit::Code(1), ran_for: Duration::from_millis(2_250) }),
+            Info,
+            "scheduled_run_finished",
+            "scheduled run of web finished with status 1 after 2s 250ms",
+        ),
+        (
+            web(S::RunSkipped { why: crate::SkipReason::StillRunning }),
+            Info,
+            "scheduled_run_skipped",
+            "scheduled run of web skipped: the last run still runs (concurrency_policy Forbid)",
+        ),
+        (
+            web(S::RunSkipped { why: crate::SkipReason::BeingStopped }),
+            Info,
+            "scheduled_run_skipped",
+            "scheduled run of web skipped: the last run is being stopped",
+        ),
+        (
+            web(S::RunSkipped {
+                why: crate::SkipReason::Missed {
+                    late: Duration::from_secs(120),
+                    deadline: Duration::from_secs(60),
+                },
+            }),
+            Info,
+            "scheduled_run_skipped",
+            "scheduled run of web skipped: 2m late, past its starting_deadline of 1m",
+        ),
+        (
+            web(S::RunSkipped { why: crate::SkipReason::Held }),
+            Info,
+            "scheduled_run_skipped",
+            "scheduled run of web skipped: held by `podinit stop` (`podinit start web` ends it)",
+        ),
+        (web(S::TriggerRequested), Info, "trigger_requested", "run of web asked for: starting it"),
+        (
+            web(S::SuspendRequested { suspend: true }),
+            Info,
+            "suspend_requested",
+            "suspend of web asked for: no run starts until `podinit resume web`",
+        ),
+        (
+            web(S::SuspendRequested { suspend: false }),
+            Info,
+            "resume_requested",
+            "resume of web asked for: its schedule goes on",
+        ),
+        (
+            web(S::RunReplaced),
+            Info,
+            "scheduled_run_replaced",
+            "scheduled run of web due while the last one runs: replacing it (concurrency_policy Replace)",
+        ),
+        (
+            web(S::RunDeadlineExceeded { deadline: Duration::from_secs(300) }),
+            Warn,
+            "scheduled_run_deadline_exceeded",
+            "scheduled run of web has run its active_deadline (5m): stopping it",
+        ),
+        (
             pod(S::EventAfterExit(probe_event)),
             Debug,
             "",
@@ -357,6 +429,29 @@ fn every_note_carries_its_fields() {
         .iter()
         .filter(|(_, _, e, _)| *e != "waiting")
         .all(|(n, ..)| n.waiting_for().is_none() && n.waited().is_none()));
+    // A run's lateness, its status and how long it ran, its deadline.
+    assert_eq!(
+        fields("scheduled_run_started"),
+        [
+            (None, None, None, sec(0), None, None),
+            (None, None, None, Some(Duration::from_millis(90_500)), None, None)
+        ]
+    );
+    assert_eq!(
+        fields("scheduled_run_finished"),
+        [(None, Some(1), None, Some(Duration::from_millis(2_250)), None, None)]
+    );
+    assert_eq!(fields("scheduled_run_deadline_exceeded"), [(None, None, None, sec(300), None, None)]);
+    let reasons: Vec<_> =
+        notes.iter().filter(|(_, _, e, _)| *e == "scheduled_run_skipped").map(|(n, ..)| n.reason()).collect();
+    assert_eq!(
+        reasons,
+        [Some("still_running"), Some("being_stopped"), Some("missed_starting_deadline"), Some("held")]
+    );
+    assert!(notes
+        .iter()
+        .filter(|(_, _, e, _)| *e != "scheduled_run_skipped")
+        .all(|(n, ..)| n.reason().is_none()));
     for event in [
         "startup_probe_succeeded",
         "ready",
@@ -367,6 +462,11 @@ fn every_note_carries_its_fields() {
         "start_requested",
         "stop_requested",
         "reloaded",
+        "scheduled_run_skipped",
+        "scheduled_run_replaced",
+        "trigger_requested",
+        "suspend_requested",
+        "resume_requested",
         "",
     ] {
         assert!(fields(event).iter().all(|f| *f == none), "{event}");

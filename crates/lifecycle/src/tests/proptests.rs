@@ -50,8 +50,8 @@ enum Op {
 }
 
 fn shape() -> impl Strategy<Value = EntryShape> {
-    (0..3u8, any::<[bool; 6]>(), 0..5u8).prop_map(|(r, b, extra)| EntryShape {
-        role: [Role::Init, Role::Sidecar, Role::Main][r as usize],
+    (0..4u8, any::<[bool; 6]>(), 0..5u8).prop_map(|(r, b, extra)| EntryShape {
+        role: [Role::Init, Role::Sidecar, Role::Main, Role::Scheduled][r as usize],
         startup: b[0],
         readiness: b[1],
         liveness: b[2],
@@ -70,7 +70,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (1..5000u16).prop_map(Op::Wait),
         1 => (0..4u8).prop_map(Op::Signal),
         1 => any::<bool>().prop_map(Op::SpawnFails),
-        2 => (0..8usize, 0..5u8).prop_map(|(i, v)| Op::Control(i, v)),
+        2 => (0..8usize, 0..8u8).prop_map(|(i, v)| Op::Control(i, v)),
     ]
 }
 
@@ -84,13 +84,40 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_m
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let probes = s.role != Role::Init;
+            let probes = matches!(s.role, Role::Sidecar | Role::Main);
+            let scheduled = s.role == Role::Scheduled;
             let rule = |action, values: &[u8]| crate::spec::RestartRule {
                 action,
                 operator: crate::spec::Operator::In,
                 values: values.to_vec(),
             };
             let sidecar = s.role == Role::Sidecar;
+            if scheduled {
+                // What the config reader allows a scheduled entry: hooks,
+                // an `every`, either policy, a run's deadline.
+                let mut e = EntrySpec::new(
+                    &format!("e{i}"),
+                    s.role,
+                    crate::spec::Argv::program_only("x".into()),
+                    LogMode::Prefixed,
+                );
+                e.post_start = s.post_start.then_some(HookSpec::Sleep(Duration::from_secs(1)));
+                e.pre_stop = s.pre_stop.then_some(HookSpec::Sleep(Duration::from_secs(1)));
+                e.schedule = Some(crate::spec::ScheduleSpec {
+                    when: crate::spec::When::Every(Duration::from_millis(700 + 300 * u64::from(s.extra))),
+                    time_zone: "UTC".into(),
+                    concurrency_policy: if s.startup {
+                        crate::spec::ConcurrencyPolicy::Replace
+                    } else {
+                        crate::spec::ConcurrencyPolicy::Forbid
+                    },
+                    starting_deadline: s.readiness.then_some(Duration::from_secs(1)),
+                    suspend: s.extra == 4,
+                    run_on_start: s.liveness,
+                    active_deadline: s.hold_ready.then_some(Duration::from_millis(1500)),
+                });
+                return e;
+            }
             EntrySpec {
                 max_restarts: (s.extra == 1).then_some(2),
                 restart_policy: (s.extra == 2 && !sidecar).then_some(RestartPolicy::Never),
@@ -241,6 +268,11 @@ impl Effects for Fx {
                 if role(entry) == Role::Main {
                     self.mains_spawned.insert(entry);
                 }
+                // A scheduled entry runs only once the mains are reached,
+                // and never once termination has begun.
+                if role(entry) == Role::Scheduled && !matches!(pod.phase(), Phase::Running { .. }) {
+                    self.fail(format!("a run of {entry} in phase {:?}", pod.phase()));
+                }
                 if role(entry) == Role::Main && self.round_mains.insert(entry) {
                     for (i, e) in pod.spec().entries.iter().enumerate() {
                         match e.role {
@@ -314,6 +346,19 @@ impl Effects for Fx {
             }
             Action::CancelTimer(t) => {
                 self.timers.remove(&t);
+            }
+            Action::ArmRun { entry, at_once } => {
+                if terminating {
+                    self.fail(format!("a run of {entry} armed after termination began"));
+                }
+                if at_once || !self.timers.contains_key(&Timer::Run(entry)) {
+                    let every = match pod.spec().entries[entry].schedule.as_ref().map(|s| &s.when) {
+                        Some(crate::spec::When::Every(d)) => *d,
+                        _ => Duration::from_secs(1),
+                    };
+                    self.timers.insert(Timer::Run(entry), now + every);
+                }
+                return at_once.then_some(Event::RunDue { entry, late: Duration::ZERO });
             }
             Action::Exit { status } => {
                 if !self.live.is_empty() {
@@ -490,6 +535,9 @@ proptest! {
                         1 => Control::Stop(entry),
                         2 => Control::Start(entry),
                         3 => Control::Signal(entry, Signal::USR1),
+                        5 => Control::Trigger(entry),
+                        6 => Control::Suspend(entry),
+                        7 => Control::Resume(entry),
                         _ => Control::Shutdown,
                     };
                     if request == Control::Shutdown && !w.terminating() {

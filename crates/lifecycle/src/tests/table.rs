@@ -53,10 +53,12 @@ enum EventKind {
     PreStop,
     StopTimer,
     BackoffOver,
+    RunDue,
+    RunDeadline,
 }
 
 /// Every kind of event, in the order `EventKind` declares them.
-const ALL_EVENTS: [EventKind; 10] = [
+const ALL_EVENTS: [EventKind; 12] = [
     E::Spawned,
     E::SpawnFailed,
     E::Exited,
@@ -67,6 +69,8 @@ const ALL_EVENTS: [EventKind; 10] = [
     E::PreStop,
     E::StopTimer,
     E::BackoffOver,
+    E::RunDue,
+    E::RunDeadline,
 ];
 
 const NO_SPAWN: &str = "no spawn is under way";
@@ -78,18 +82,30 @@ const STARTUP_PASSED: &str = "its startup probe has passed";
 const NO_PRE_STOP: &str = "its pre_stop is over or never ran";
 const STOP_BEGUN: &str = "its stop has begun";
 const NOT_STARTED: &str = "it has not started yet";
-const NO_PROCESS_EVENTS: &[EventKind] =
-    &[E::Exited, E::Startup, E::Liveness, E::Readiness, E::PostStart, E::PreStop, E::StopTimer];
+/// These states' representatives are in termination.
+const NO_RUN_NOW: &str = "no run starts before the mains or once termination has begun";
+const NO_PROCESS_EVENTS: &[EventKind] = &[
+    E::Exited,
+    E::Startup,
+    E::Liveness,
+    E::Readiness,
+    E::PostStart,
+    E::PreStop,
+    E::StopTimer,
+    E::RunDeadline,
+];
 
 /// The ignored pairs, and why: every pair not listed here is a rule.
 const IGNORED: &[(StateKind, &[EventKind], &str)] = &[
     (K::Waiting, &[E::Spawned, E::SpawnFailed], NO_SPAWN),
     (K::Waiting, NO_PROCESS_EVENTS, NO_PROCESS),
     (K::Waiting, &[E::BackoffOver], NOT_IN_BACKOFF),
+    (K::Waiting, &[E::RunDue], "the mains have not been reached"),
     (K::Spawning, NO_PROCESS_EVENTS, "its process does not run yet"),
     (K::Spawning, &[E::BackoffOver], NOT_IN_BACKOFF),
     (K::SpawningCopy, NO_PROCESS_EVENTS, "its process does not run yet"),
     (K::SpawningCopy, &[E::BackoffOver], NOT_IN_BACKOFF),
+    (K::SpawningCopy, &[E::RunDue], "only a sidecar has a copy"),
     (K::StartingHookAndProbe, &[E::Spawned, E::SpawnFailed], "its process runs already"),
     (K::StartingHookAndProbe, &[E::Liveness, E::Readiness], NOT_STARTED),
     (K::StartingHookAndProbe, &[E::PreStop, E::StopTimer], NOT_STOPPING),
@@ -113,28 +129,36 @@ const IGNORED: &[(StateKind, &[EventKind], &str)] = &[
     (K::StoppingPreStop, &[E::Startup, E::Liveness], STOP_BEGUN),
     (K::StoppingPreStop, &[E::PostStart], STOP_BEGUN),
     (K::StoppingPreStop, &[E::BackoffOver], NOT_IN_BACKOFF),
+    (K::StoppingPreStop, &[E::RunDeadline], STOP_BEGUN),
     (K::StoppingQueued, &[E::Spawned, E::SpawnFailed], "its process runs already"),
     (K::StoppingQueued, &[E::Startup, E::Liveness], STOP_BEGUN),
     (K::StoppingQueued, &[E::PostStart], STOP_BEGUN),
     (K::StoppingQueued, &[E::PreStop], NO_PRE_STOP),
     (K::StoppingQueued, &[E::BackoffOver], NOT_IN_BACKOFF),
+    (K::StoppingQueued, &[E::RunDeadline], STOP_BEGUN),
+    (K::StoppingQueued, &[E::RunDue], NO_RUN_NOW),
     (K::StoppingPostStart, &[E::Spawned, E::SpawnFailed], "its process runs already"),
     (K::StoppingPostStart, &[E::Startup, E::Liveness], STOP_BEGUN),
     (K::StoppingPostStart, &[E::PreStop], NO_PRE_STOP),
     (K::StoppingPostStart, &[E::BackoffOver], NOT_IN_BACKOFF),
+    (K::StoppingPostStart, &[E::RunDeadline], STOP_BEGUN),
+    (K::StoppingPostStart, &[E::RunDue], NO_RUN_NOW),
     (K::StoppingSignalled, &[E::Spawned, E::SpawnFailed], "its process runs already"),
     (K::StoppingSignalled, &[E::Startup, E::Liveness], STOP_BEGUN),
     (K::StoppingSignalled, &[E::PostStart], STOP_BEGUN),
     (K::StoppingSignalled, &[E::PreStop], NO_PRE_STOP),
     (K::StoppingSignalled, &[E::BackoffOver], NOT_IN_BACKOFF),
+    (K::StoppingSignalled, &[E::RunDeadline], STOP_BEGUN),
     (K::StoppingKilled, &[E::Spawned, E::SpawnFailed], "its process runs already"),
     (K::StoppingKilled, &[E::Startup, E::Liveness], STOP_BEGUN),
     (K::StoppingKilled, &[E::PostStart], STOP_BEGUN),
     (K::StoppingKilled, &[E::PreStop], NO_PRE_STOP),
     (K::StoppingKilled, &[E::StopTimer], "SIGKILL has been sent already"),
     (K::StoppingKilled, &[E::BackoffOver], NOT_IN_BACKOFF),
+    (K::StoppingKilled, &[E::RunDeadline], STOP_BEGUN),
     (K::Backoff, &[E::Spawned, E::SpawnFailed], NO_SPAWN),
     (K::Backoff, NO_PROCESS_EVENTS, NO_PROCESS),
+    (K::Backoff, &[E::RunDue], "a scheduled entry is never in backoff"),
     (K::Exited, &[E::Spawned, E::SpawnFailed], NO_SPAWN),
     (K::Exited, NO_PROCESS_EVENTS, NO_PROCESS),
     (K::Exited, &[E::BackoffOver], NOT_IN_BACKOFF),
@@ -144,6 +168,7 @@ const IGNORED: &[(StateKind, &[EventKind], &str)] = &[
     (K::Removed, &[E::Spawned, E::SpawnFailed], NO_SPAWN),
     (K::Removed, NO_PROCESS_EVENTS, NO_PROCESS),
     (K::Removed, &[E::BackoffOver], NOT_IN_BACKOFF),
+    (K::Removed, &[E::RunDue], "it was removed by podinit reload"),
 ];
 
 /// Why the table says `(state, event)` is ignored, if it does.
@@ -190,7 +215,9 @@ fn next_event(event: EventKind) -> Option<EventKind> {
         E::PostStart => E::PreStop,
         E::PreStop => E::StopTimer,
         E::StopTimer => E::BackoffOver,
-        E::BackoffOver => return None,
+        E::BackoffOver => E::RunDue,
+        E::RunDue => E::RunDeadline,
+        E::RunDeadline => return None,
     })
 }
 
@@ -208,6 +235,8 @@ fn kind_of(event: EntryEvent) -> EventKind {
         EntryEvent::Hook(HookKind::PreStop, _) => E::PreStop,
         EntryEvent::StopTimer => E::StopTimer,
         EntryEvent::BackoffOver => E::BackoffOver,
+        EntryEvent::RunDue(_) => E::RunDue,
+        EntryEvent::RunDeadline => E::RunDeadline,
     }
 }
 
@@ -225,20 +254,37 @@ fn events_of(kind: EventKind) -> Vec<EntryEvent> {
         E::PreStop => [true, false].map(|ok| EntryEvent::Hook(HookKind::PreStop, ok)).to_vec(),
         E::StopTimer => vec![EntryEvent::StopTimer],
         E::BackoffOver => vec![EntryEvent::BackoffOver],
+        E::RunDue => vec![EntryEvent::RunDue(Duration::ZERO), EntryEvent::RunDue(Duration::from_secs(3600))],
+        E::RunDeadline => vec![EntryEvent::RunDeadline],
     }
 }
 
 /// A pod whose first entry (a sidecar with every probe and hook, that may
-/// come back during termination) is in a state of kind `kind`, as the
-/// machine gets there, in the phase it gets there in; the other is a main.
-fn pod_in(kind: StateKind, now: Instant) -> Pod {
+/// come back during termination; for the events only a scheduled entry
+/// gets, a scheduled entry with hooks, `Replace` and a run deadline) is in a
+/// state of kind `kind`, as the machine gets there, in the phase it gets
+/// there in; the other is a main.
+fn pod_in(kind: StateKind, event: EventKind, now: Instant) -> Pod {
     let mut side = entry("side", Role::Sidecar);
+    if matches!(event, E::RunDue | E::RunDeadline) {
+        side.role = Role::Scheduled;
+        side.schedule = Some(crate::spec::ScheduleSpec {
+            when: crate::spec::When::Every(Duration::from_secs(60)),
+            time_zone: "UTC".into(),
+            concurrency_policy: crate::spec::ConcurrencyPolicy::Replace,
+            starting_deadline: None,
+            suspend: false,
+            run_on_start: false,
+            active_deadline: Some(Duration::from_secs(30)),
+        });
+    }
     side.startup_probe = Some(probe());
     side.liveness_probe = Some(probe());
     side.readiness_probe = Some(probe());
     side.post_start = Some(HookSpec::Sleep(Duration::from_secs(1)));
     side.pre_stop = Some(HookSpec::Sleep(Duration::from_secs(1)));
-    side.restart_during_termination = true;
+    side.restart_during_termination = side.role == Role::Sidecar;
+    let scheduled = side.role == Role::Scheduled;
     let mut pod = Pod::new(pod(vec![side, entry("m", Role::Main)]));
     pod.start(now - Duration::from_secs(10));
     let spawned_at = now - Duration::from_secs(5);
@@ -273,8 +319,12 @@ fn pod_in(kind: StateKind, now: Instant) -> Pod {
         K::Held => (EntryState::Held, running),
         K::Removed => (EntryState::Removed, running),
     };
+    // A scheduled entry runs only once the mains are reached.
+    let phase = if scheduled && phase == booting && kind != K::Waiting { running } else { phase };
     assert_eq!(state.kind(), kind, "the representative of {kind:?}");
     pod.entries[0].state = state;
+    // A scheduled entry's first run, as the sidecar's first instance.
+    pod.entries[0].instance = 1;
     pod.phase = phase;
     pod.out.clear();
     pod.take_notes();
@@ -305,7 +355,7 @@ fn every_state_event_pair_is_a_rule_or_ignored_for_its_written_reason() {
     for state in ALL_STATES {
         for kind in ALL_EVENTS {
             for event in events_of(kind) {
-                let mut pod = pod_in(state, now);
+                let mut pod = pod_in(state, kind, now);
                 let (before, phase) = (pod.entries[0].state.clone(), pod.phase);
                 let outcome = pod.on_entry(0, Some(1), event, now);
                 let after = &pod.entries[0].state;
