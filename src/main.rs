@@ -21,6 +21,8 @@ use podinit::status::Verb;
 static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
 
 fn main() -> ExitCode {
+    // The origin of `podinit status --timing`'s times: podinit's start.
+    podinit::status::started_at();
     std::panic::set_hook(Box::new(|info| {
         // As PID 1 a silent death kills the container: say why, at least.
         // Queued like every log line: a stderr nobody reads must not block.
@@ -98,8 +100,15 @@ fn main() -> ExitCode {
             print!("{}", podinit::config::SCHEMA);
             ExitCode::SUCCESS
         }
-        Some(Command::Status { target, json }) => match socket_of(&target, cli.config.as_deref()) {
-            Ok(socket) => exit_code(podinit::status::client(socket, json)),
+        Some(Command::Status { target, json, timing }) => match socket_of(&target, cli.config.as_deref()) {
+            Ok(socket) => {
+                let format = match (json, timing) {
+                    (true, _) => podinit::status::Format::Json,
+                    (false, true) => podinit::status::Format::Timing,
+                    (false, false) => podinit::status::Format::Text,
+                };
+                exit_code(podinit::status::client(socket, format))
+            }
             Err(code) => code,
         },
         Some(Command::Restart { name, target }) => ask(&target, cli.config.as_deref(), Verb::Restart(name)),

@@ -18,18 +18,41 @@ fn busy(head: &str) -> Option<&str> {
     head.starts_with("busy:").then_some(head)
 }
 
+/// Which report `podinit status` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The table (`podinit status`).
+    Text,
+    /// One JSON object (`--json`).
+    Json,
+    /// When each entry was asked for, started, ready, and the critical
+    /// chain (`--timing`).
+    Timing,
+}
+
+impl Format {
+    /// The request line that asks for it.
+    fn request(self) -> &'static str {
+        match self {
+            Format::Text => "text\n",
+            Format::Json => "json\n",
+            Format::Timing => "timing\n",
+        }
+    }
+}
+
 /// The client: asks the podinit at `socket` (or the first default path that
 /// answers) and prints its report. Returns 0 when the pod is ready, 1 when not,
 /// 2 when no podinit answers or it is busy (docs/reference.md, "Command line";
 /// docs/control.md).
-pub fn client(socket: Option<PathBuf>, json: bool) -> i32 {
+pub fn client(socket: Option<PathBuf>, format: Format) -> i32 {
     let candidates = match socket {
         Some(p) => vec![p],
         None => default_paths(),
     };
     let mut errors = Vec::new();
     for path in candidates {
-        match ask(&path, json) {
+        match ask(&path, format) {
             Ok(Asked::Report(ready, body)) => {
                 print!("{body}");
                 return if ready { 0 } else { 1 };
@@ -187,9 +210,9 @@ enum Asked {
     Busy(String),
 }
 
-fn ask(path: &Path, json: bool) -> std::io::Result<Asked> {
+fn ask(path: &Path, format: Format) -> std::io::Result<Asked> {
     let stream = StdUnixStream::connect(path)?;
-    let (head, reader) = exchange(stream, if json { "json\n" } else { "text\n" }, Some(DEADLINE))?;
+    let (head, reader) = exchange(stream, format.request(), Some(DEADLINE))?;
     if let Some(line) = busy(&head) {
         return Ok(Asked::Busy(line.to_owned()));
     }

@@ -49,6 +49,9 @@ pub struct EntryStatus {
     pub restarts_in_termination: u32,
     /// Where its stop stands, while it is being stopped.
     pub stop: Option<StopStatus>,
+    /// When it first reached each point of its start (`podinit status
+    /// --timing`).
+    pub timing: crate::timing::Timing,
 }
 
 /// Where one instance's stop stands, for `podinit status` (docs/control.md):
@@ -166,6 +169,7 @@ impl Pod {
                     },
                     killed: matches!(s.step, StopStep::Killed { .. }),
                 }),
+                timing: e.timing,
             })
             .collect()
     }
