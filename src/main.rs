@@ -100,17 +100,23 @@ fn main() -> ExitCode {
             print!("{}", podinit::config::SCHEMA);
             ExitCode::SUCCESS
         }
-        Some(Command::Status { target, json, timing }) => match socket_of(&target, cli.config.as_deref()) {
-            Ok(socket) => {
-                let format = match (json, timing) {
-                    (true, _) => podinit::status::Format::Json,
-                    (false, true) => podinit::status::Format::Timing,
-                    (false, false) => podinit::status::Format::Text,
-                };
-                exit_code(podinit::status::client(socket, format))
+        Some(Command::Status { target, json, timing, watch }) => {
+            match socket_of(&target, cli.config.as_deref()) {
+                Ok(socket) => {
+                    let format = match (json, timing) {
+                        (true, _) => podinit::status::Format::Json,
+                        (false, true) => podinit::status::Format::Timing,
+                        (false, false) => podinit::status::Format::Text,
+                    };
+                    if watch {
+                        exit_code(podinit::status::watch_client(socket, format))
+                    } else {
+                        exit_code(podinit::status::client(socket, format))
+                    }
+                }
+                Err(code) => code,
             }
-            Err(code) => code,
-        },
+        }
         Some(Command::Restart { name, target }) => ask(&target, cli.config.as_deref(), Verb::Restart(name)),
         Some(Command::Stop { name, target }) => ask(&target, cli.config.as_deref(), Verb::Stop(name)),
         Some(Command::Start { name, target }) => ask(&target, cli.config.as_deref(), Verb::Start(name)),

@@ -574,3 +574,85 @@ fn timing_shows_each_start_and_the_critical_chain() {
     run.signal(15);
     run.wait().assert_code(0);
 }
+
+/// `podinit status --watch` with stdout a pipe: each table after a blank
+/// line, no ANSI codes; SIGINT ends it with 0, and podinit's exit with 2
+/// (docs/control.md, "podinit status --watch").
+#[test]
+fn watch_prints_each_table_to_a_pipe_and_exits_0_on_sigint() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    let cfg = entry("app", "main", &sleeper("app"), "");
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
+    status_until(&mut run, &sock, 0, secs(10.0));
+
+    let mut watch = Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args(["status", "--watch", "--socket"])
+        .arg(&sock)
+        .env_remove("PODINIT_STATUS_SOCKET")
+        .env_remove("PODINIT_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn podinit status --watch");
+    let stdout = watch.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    while lines.iter().filter(|l: &&String| l.starts_with("pod: ")).count() < 2 {
+        match rx.recv_timeout(secs(10.0)) {
+            Ok(line) => lines.push(line),
+            Err(e) => panic!("no second table ({e}): {lines:#?}"),
+        }
+    }
+    let text = lines.join("\n");
+    assert!(!text.contains('\x1b'), "ANSI codes on a pipe: {text:?}");
+    let tables: Vec<&str> = text.split("\n\n").collect();
+    assert_eq!(tables.len(), 2, "{text}");
+    for table in tables {
+        let rows: Vec<&str> = table.lines().collect();
+        assert!(rows[0].starts_with("podinit pid 1, config "), "{table}");
+        assert!(rows[1].starts_with("NAME "), "{table}");
+        assert!(rows[2].starts_with("app ") && rows[2].ends_with("yes"), "{table}");
+        assert_eq!(rows[3], "pod: running, ready", "{table}");
+    }
+
+    assert!(send_signal(watch.id() as i32, 2));
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(status) = watch.try_wait().unwrap() {
+            break status;
+        }
+        assert!(t0.elapsed() < secs(5.0), "`podinit status --watch` goes on after SIGINT");
+        thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+
+    // When podinit goes away, the watch ends as `podinit status` does when
+    // no podinit answers.
+    let watch = Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args(["status", "--watch", "--socket"])
+        .arg(&sock)
+        .env_remove("PODINIT_STATUS_SOCKET")
+        .env_remove("PODINIT_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn podinit status --watch");
+    run.signal(15);
+    run.wait().assert_code(0);
+    let out = watch.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("podinit status: no podinit answers"), "{stderr}");
+}

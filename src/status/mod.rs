@@ -43,7 +43,7 @@ use crate::config::Role;
 use crate::connections::{Connection, Slot, Slots};
 use crate::lifecycle::EntryStatus;
 
-pub use client::{client, control_client, events_client, Format};
+pub use client::{client, control_client, events_client, watch_client, Format};
 pub use report::{render, state_name, About, PodFacts, Report, WaitReport};
 
 /// podinit's start, the origin of the times of `podinit status --timing`:
