@@ -193,9 +193,9 @@ pub enum Command {
         /// critical chain to the last main ready.
         #[arg(long, conflicts_with = "json")]
         timing: bool,
-        /// Ask again every second and on each event, and redraw the table in
-        /// place until Ctrl-C (when stdout is not a terminal: print each table
-        /// after a blank line).
+        /// Ask again every second and redraw the table in place until
+        /// Ctrl-C (when stdout is not a terminal: print each table after a
+        /// blank line).
         #[arg(long, conflicts_with = "json")]
         watch: bool,
     },

@@ -202,71 +202,45 @@ pub fn events_client(socket: Option<PathBuf>) -> i32 {
     i32::from(dropped)
 }
 
-/// How often `podinit status --watch` asks again when nothing happens.
+/// How often `podinit status --watch` asks again.
 const WATCH_PERIOD: Duration = Duration::from_secs(1);
 
-/// How often `podinit status --watch` looks at the events stream and for a
-/// SIGINT: a redraw follows an event within this.
-const WATCH_TICK: Duration = Duration::from_millis(100);
-
-/// The client of `podinit status --watch` (docs/control.md): asks again
-/// every [`WATCH_PERIOD`], and at once when `podinit events` has news, and
-/// shows each answer. On a terminal the table is redrawn in place (cursor
-/// home, each line cleared to its end, what is left below cleared); on
-/// anything else each answer is printed after a blank line. SIGINT (Ctrl-C)
-/// ends it with 0; when podinit goes away it leaves the last answer where
-/// it is and returns 2 as [`client`] does when no podinit answers, which
-/// it also returns when none answers at the first ask.
+/// The client of `podinit status --watch` (docs/control.md): asks every
+/// [`WATCH_PERIOD`] and shows each answer. On a terminal the report is
+/// redrawn in place (cursor home, each line cleared to its end, what is
+/// left below cleared); on anything else each answer is printed after a
+/// blank line. SIGINT (Ctrl-C) ends it with 0; when podinit goes away it
+/// leaves the last answer where it is and returns 2, as [`client`] does
+/// when no podinit answers.
 pub fn watch_client(socket: Option<PathBuf>, format: Format) -> i32 {
     // SIGINT is blocked and taken off the queue between two asks, so that
     // Ctrl-C ends the watch with 0 rather than kill it.
     let mut interrupt = crate::sys::signal::SigSet::empty();
     interrupt.add(crate::config::Signal::INT.number());
     crate::sys::signal::block_in_thread(&interrupt);
-    let terminal = std::io::stdout().is_terminal();
-    let candidates = match socket {
-        Some(p) => vec![p],
-        None => default_paths(),
-    };
-    let mut path = None;
-    let mut errors = Vec::new();
-    for candidate in candidates {
-        match StdUnixStream::connect(&candidate) {
-            Ok(_) => {
-                path = Some(candidate);
-                break;
-            }
-            Err(e) => errors.push(format!("{}: {e}", candidate.display())),
+    let path = match connect(socket) {
+        Ok((_, path)) => path,
+        Err(why) => {
+            eprintln!("podinit status: no podinit answers ({why})");
+            return 2;
         }
-    }
-    let Some(path) = path else {
-        eprintln!("podinit status: no podinit answers ({})", errors.join("; "));
-        return 2;
     };
-    let mut events = watch_events(&path);
+    let terminal = std::io::stdout().is_terminal();
     let mut out = std::io::stdout().lock();
-    let mut shown = 0usize;
+    // What goes before the next answer: the first clears the screen.
+    let mut before = if terminal { "\x1b[H\x1b[2J" } else { "" };
     loop {
         match ask(&path, format) {
             Ok(Asked::Report(_, body)) => {
                 let frame = if terminal {
-                    // Home; each line cleared to its end; the rest cleared.
-                    let mut frame = String::from(if shown == 0 { "\x1b[H\x1b[2J" } else { "\x1b[H" });
-                    for line in body.lines() {
-                        frame.push_str(line);
-                        frame.push_str("\x1b[K\n");
-                    }
-                    frame.push_str("\x1b[J");
-                    frame
-                } else if shown == 0 {
-                    body
+                    format!("{before}{}\x1b[J", body.replace('\n', "\x1b[K\n"))
                 } else {
-                    format!("\n{body}")
+                    format!("{before}{body}")
                 };
                 if out.write_all(frame.as_bytes()).and_then(|()| out.flush()).is_err() {
                     return 0;
                 }
-                shown += 1;
+                before = if terminal { "\x1b[H" } else { "\n" };
             }
             Ok(Asked::Busy(line)) => eprintln!("podinit status: {}: {line}", path.display()),
             Err(e) => {
@@ -274,62 +248,8 @@ pub fn watch_client(socket: Option<PathBuf>, format: Format) -> i32 {
                 return 2;
             }
         }
-        // Until the period is over, news comes from the events stream, or
-        // SIGINT comes.
-        let until = std::time::Instant::now() + WATCH_PERIOD;
-        loop {
-            if crate::sys::signal::timed_wait(&interrupt, Some(WATCH_TICK)).is_some() {
-                return 0;
-            }
-            let news = match events.as_mut().map(had_news) {
-                Some(News::Some) => true,
-                Some(News::Closed) => {
-                    events = None;
-                    true
-                }
-                Some(News::None) | None => false,
-            };
-            if news || std::time::Instant::now() >= until {
-                break;
-            }
-        }
-    }
-}
-
-/// The events stream for `podinit status --watch`, read without waiting;
-/// `None` when podinit does not give it (busy, or gone).
-fn watch_events(path: &Path) -> Option<BufReader<StdUnixStream>> {
-    let stream = StdUnixStream::connect(path).ok()?;
-    let (head, reader) = exchange(stream, "events\n", Some(DEADLINE)).ok()?;
-    if head.trim() != "events" {
-        return None;
-    }
-    reader.get_ref().set_nonblocking(true).ok()?;
-    Some(reader)
-}
-
-/// What the events stream had since the last look.
-enum News {
-    None,
-    Some,
-    /// It ended: podinit exits (or dropped this reader).
-    Closed,
-}
-
-/// Reads what the events stream has without waiting: only whether it had
-/// anything counts.
-fn had_news(events: &mut BufReader<StdUnixStream>) -> News {
-    let buffered = events.buffer().len();
-    events.consume(buffered);
-    let mut news = if buffered > 0 { News::Some } else { News::None };
-    let mut chunk = [0u8; 4096];
-    loop {
-        match events.get_mut().read(&mut chunk) {
-            Ok(0) => return News::Closed,
-            Ok(_) => news = News::Some,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return news,
-            Err(_) => return News::Closed,
+        if crate::sys::signal::timed_wait(&interrupt, Some(WATCH_PERIOD)).is_some() {
+            return 0;
         }
     }
 }

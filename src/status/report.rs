@@ -538,11 +538,14 @@ fn phase_name(p: Phase) -> &'static str {
 }
 
 /// A duration as whole milliseconds (`u64::MAX` past 584 million years).
+/// Not inlined: the report has a dozen such fields.
+#[inline(never)]
 fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// A duration as whole milliseconds, or `null`.
+/// A duration as whole milliseconds, or `null`. Not inlined, as [`millis`].
+#[inline(never)]
 fn some_millis<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
     match d {
         Some(d) => millis(d, s),
