@@ -157,14 +157,19 @@ impl<'a> ChainReport<'a> {
     /// main first, each link's cause under it, `@` when the sequence asked
     /// for it and `+` how long it took.
     pub fn text(&self) -> String {
-        use std::fmt::Write as _;
-        let mut text = String::new();
         let last = self.links.last().map_or("?", |l| l.entry);
-        let _ = writeln!(text, "critical chain: {last} ready @{}", at_seconds(self.total));
+        let mut text = format!("critical chain: {last} ready {}\n", time('@', Some(self.total)));
         for (depth, link) in self.links.iter().rev().enumerate() {
-            let indent = if depth == 0 { String::new() } else { format!("{}└─", "  ".repeat(depth - 1)) };
-            let _ =
-                writeln!(text, "{indent}{} @{} +{}", link.entry, at_seconds(link.at), at_seconds(link.took));
+            if depth > 0 {
+                text.push_str(&"  ".repeat(depth - 1));
+                text.push_str("└─");
+            }
+            text.push_str(link.entry);
+            for (mark, d) in [('@', link.at), ('+', link.took)] {
+                text.push(' ');
+                text.push_str(&time(mark, Some(d)));
+            }
+            text.push('\n');
         }
         text
     }
@@ -384,24 +389,14 @@ impl<'a> PodReport<'a> {
     pub fn timing(&self, width: usize) -> String {
         use std::fmt::Write as _;
         let mut text = self.head();
-        let _ = writeln!(
-            text,
-            "{:width$}  {:7}  {:>10}  {:>10}  {:>10}  {:>10}",
-            "NAME", "ROLE", "ASKED", "STARTED", "READY", "HELD"
-        );
-        let at = |d: Option<Duration>| d.map_or_else(|| "-".to_owned(), |d| format!("@{}", at_seconds(d)));
+        let _ = writeln!(text, "{:width$}  ROLE          ASKED     STARTED       READY        HELD", "NAME");
         for e in &self.entries {
             let t = &e.timing;
-            let held = t.held.map_or_else(|| "-".to_owned(), |d| format!("+{}", at_seconds(d)));
-            let _ = writeln!(
-                text,
-                "{:width$}  {:7}  {:>10}  {:>10}  {:>10}  {held:>10}",
-                e.name,
-                e.role.as_str(),
-                at(t.asked),
-                at(t.started),
-                at(t.ready)
-            );
+            let _ = write!(text, "{:width$}  {:7}", e.name, e.role.as_str());
+            for (mark, d) in [('@', t.asked), ('@', t.started), ('@', t.ready), ('+', t.held)] {
+                let _ = write!(text, "  {:>10}", time(mark, d));
+            }
+            text.push('\n');
         }
         match &self.chain {
             Some(chain) => text.push_str(&chain.text()),
@@ -516,10 +511,15 @@ impl StopReport {
     }
 }
 
-/// A duration as seconds with milliseconds, `1.234s`, as
-/// `systemd-analyze critical-chain` writes times.
-fn at_seconds(d: Duration) -> String {
-    format!("{}.{:03}s", d.as_secs(), d.subsec_millis())
+/// A time of `podinit status --timing` as seconds with milliseconds after
+/// `mark` (`@1.234s`, `+0.500s`), as `systemd-analyze critical-chain`
+/// writes them; `-` when there is none.
+#[inline(never)]
+fn time(mark: char, d: Option<Duration>) -> String {
+    match d {
+        Some(d) => format!("{mark}{}.{:03}s", d.as_secs(), d.subsec_millis()),
+        None => "-".to_owned(),
+    }
 }
 
 /// A duration as `12.3 s`.
