@@ -196,6 +196,16 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Print when each entry was asked for, started and ready, since
+        /// podinit's start, how long it held the start sequence, and the
+        /// critical chain to the last main ready.
+        #[arg(long, conflicts_with = "json")]
+        timing: bool,
+        /// Ask again every second and redraw the table in place until
+        /// Ctrl-C (when stdout is not a terminal: print each table after a
+        /// blank line).
+        #[arg(long, conflicts_with = "json")]
+        watch: bool,
     },
     /// Restart one sidecar or main of the running pod: its stop path
     /// (pre_stop, stop signal, grace, SIGKILL), then a new instance at once,

@@ -21,6 +21,8 @@ use podinit::status::Verb;
 static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
 
 fn main() -> ExitCode {
+    // The origin of `podinit status --timing`'s times: podinit's start.
+    podinit::status::started_at();
     std::panic::set_hook(Box::new(|info| {
         // As PID 1 a silent death kills the container: say why, at least.
         // Queued like every log line: a stderr nobody reads must not block.
@@ -111,10 +113,23 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Command::Status { target, json }) => match socket_of(&target, cli.config.as_deref()) {
-            Ok(socket) => exit_code(podinit::status::client(socket, json)),
-            Err(code) => code,
-        },
+        Some(Command::Status { target, json, timing, watch }) => {
+            match socket_of(&target, cli.config.as_deref()) {
+                Ok(socket) => {
+                    let format = match (json, timing) {
+                        (true, _) => podinit::status::Format::Json,
+                        (false, true) => podinit::status::Format::Timing,
+                        (false, false) => podinit::status::Format::Text,
+                    };
+                    if watch {
+                        exit_code(podinit::status::watch_client(socket, format))
+                    } else {
+                        exit_code(podinit::status::client(socket, format))
+                    }
+                }
+                Err(code) => code,
+            }
+        }
         Some(Command::Restart { name, target }) => ask(&target, cli.config.as_deref(), Verb::Restart(name)),
         Some(Command::Stop { name, target }) => ask(&target, cli.config.as_deref(), Verb::Stop(name)),
         Some(Command::Start { name, target }) => ask(&target, cli.config.as_deref(), Verb::Start(name)),

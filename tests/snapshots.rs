@@ -34,6 +34,14 @@ fn help() {
     insta::assert_snapshot!(out);
 }
 
+/// `podinit status --help`: its report options.
+#[test]
+fn status_help() {
+    let (code, out, _) = podinit(&["status", "--help"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!(out);
+}
+
 #[test]
 fn check_prints_the_start_plan_of_the_examples() {
     for example in ["batch-job", "web-app"] {

@@ -30,11 +30,13 @@ struct Status {
 
 /// Runs `podinit status --socket SOCK [--json]`, killed after 5 s.
 fn status(sock: &Path, json: bool) -> Status {
+    status_with(sock, if json { &["--json"] } else { &[] })
+}
+
+/// Runs `podinit status --socket SOCK ARGS...`, killed after 5 s.
+fn status_with(sock: &Path, args: &[&str]) -> Status {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_podinit"));
-    cmd.arg("status").arg("--socket").arg(sock);
-    if json {
-        cmd.arg("--json");
-    }
+    cmd.arg("status").arg("--socket").arg(sock).args(args);
     let t0 = Instant::now();
     let mut child = cmd
         .env_remove("PODINIT_STATUS_SOCKET")
@@ -494,4 +496,163 @@ fn http_get(port: u16, path: &str) -> (u16, String) {
     s.read_to_string(&mut text).unwrap();
     let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
     (code, text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
+}
+
+/// `@1.234s` or `+1.234s` as seconds; `None` for `-`.
+fn seconds_of(field: &str) -> Option<f64> {
+    let n = field.strip_prefix(['@', '+'])?.strip_suffix('s')?;
+    Some(n.parse().unwrap_or_else(|_| panic!("not a time: {field:?}")))
+}
+
+/// `podinit status --timing` on a pod of an init, a sidecar with a startup
+/// probe and a main, once it is ready: the rows in the config's order, each
+/// entry asked for no earlier than the one before it passed the start
+/// sequence, started no earlier than asked, ready no earlier than started;
+/// the critical chain from the main down to the init, its total no less
+/// than any link's end (docs/control.md, "podinit status --timing").
+#[test]
+fn timing_shows_each_start_and_the_critical_chain() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    let mut cfg = String::from("[pod]\ntermination_grace_period = \"3s\"\n\n");
+    cfg += &entry("setup", "init", "echo \"ran setup\" >> \"@REC@\"", "");
+    cfg += &entry("side", "sidecar", &sleeper_up("side"), &up_probe("side"));
+    cfg += &entry("app", "main", &sleeper("app"), "");
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
+    status_until(&mut run, &sock, 0, secs(10.0));
+
+    let st = status_with(&sock, &["--timing"]);
+    assert_eq!(st.code, Some(0), "{st:#?}");
+    let lines: Vec<&str> = st.stdout.lines().collect();
+    assert!(lines[0].starts_with("podinit pid 1, config "), "{st:#?}");
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["NAME", "ROLE", "ASKED", "STARTED", "READY", "HELD"],
+        "{st:#?}"
+    );
+    let rows: Vec<Vec<&str>> = lines[2..5].iter().map(|l| l.split_whitespace().collect()).collect();
+    let names: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(names, ["setup", "side", "app"], "{st:#?}");
+    let time =
+        |row: &[&str], col: usize| seconds_of(row[col]).unwrap_or_else(|| panic!("no time in {row:?}"));
+    assert_eq!(rows[0][4], "-", "an init is never ready: {st:#?}");
+    let mut passed = 0.0;
+    for (i, row) in rows.iter().enumerate() {
+        let (asked, started, held) = (time(row, 2), time(row, 3), time(row, 5));
+        assert!(asked >= passed, "{} asked before the one before it passed: {st:#?}", row[0]);
+        assert!(started >= asked, "{st:#?}");
+        if i > 0 {
+            assert!(time(row, 4) >= started, "{st:#?}");
+        }
+        assert!(asked < 10.0 && held < 10.0, "{st:#?}");
+        passed = asked + held - 0.0015;
+    }
+
+    let chain = &lines[5..];
+    let total = chain[0]
+        .strip_prefix("critical chain: app ready ")
+        .and_then(seconds_of)
+        .unwrap_or_else(|| panic!("no chain's total: {st:#?}"));
+    assert_eq!(chain.len(), 4, "{st:#?}");
+    let links: Vec<Vec<&str>> =
+        chain[1..].iter().map(|l| l.trim_start_matches([' ', '└', '─']).split(' ').collect()).collect();
+    let names: Vec<&str> = links.iter().map(|l| l[0]).collect();
+    assert_eq!(names, ["app", "side", "setup"], "{st:#?}");
+    assert!(chain[2].starts_with("└─side @") && chain[3].starts_with("  └─setup @"), "{st:#?}");
+    for link in &links {
+        let (at, took) = (time(link, 1), time(link, 2));
+        assert!(total + 0.0015 >= at + took, "{link:?} ends after the total: {st:#?}");
+    }
+    assert_eq!(time(&links[0], 1), time(&rows[2], 2), "the main's link starts when it was asked for");
+    assert_eq!(total, time(&rows[2], 4), "the total is when the main was ready");
+
+    // The same in the JSON.
+    let st = status(&sock, true);
+    assert!(st.stdout.contains(r#""chain":{"total_ms":"#), "{st:#?}");
+    assert!(st.stdout.contains(r#""timing":{"asked_ms":"#), "{st:#?}");
+    run.signal(15);
+    run.wait().assert_code(0);
+}
+
+/// `podinit status --watch` with stdout a pipe: each table after a blank
+/// line, no ANSI codes; SIGINT ends it with 0, and podinit's exit with 2
+/// (docs/control.md, "podinit status --watch").
+#[test]
+fn watch_prints_each_table_to_a_pipe_and_exits_0_on_sigint() {
+    let td = TestDir::new();
+    let sock = td.file("status.sock");
+    let cfg = entry("app", "main", &sleeper("app"), "");
+    let path = td.config(&cfg);
+    let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
+    status_until(&mut run, &sock, 0, secs(10.0));
+
+    let mut watch = Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args(["status", "--watch", "--socket"])
+        .arg(&sock)
+        .env_remove("PODINIT_STATUS_SOCKET")
+        .env_remove("PODINIT_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn podinit status --watch");
+    let stdout = watch.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    while lines.iter().filter(|l: &&String| l.starts_with("pod: ")).count() < 2 {
+        match rx.recv_timeout(secs(10.0)) {
+            Ok(line) => lines.push(line),
+            Err(e) => panic!("no second table ({e}): {lines:#?}"),
+        }
+    }
+    let text = lines.join("\n");
+    assert!(!text.contains('\x1b'), "ANSI codes on a pipe: {text:?}");
+    let tables: Vec<&str> = text.split("\n\n").collect();
+    assert_eq!(tables.len(), 2, "{text}");
+    for table in tables {
+        let rows: Vec<&str> = table.lines().collect();
+        assert!(rows[0].starts_with("podinit pid 1, config "), "{table}");
+        assert!(rows[1].starts_with("NAME "), "{table}");
+        assert!(rows[2].starts_with("app ") && rows[2].ends_with("yes"), "{table}");
+        assert_eq!(rows[3], "pod: running, ready", "{table}");
+    }
+
+    assert!(send_signal(watch.id() as i32, 2));
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(status) = watch.try_wait().unwrap() {
+            break status;
+        }
+        assert!(t0.elapsed() < secs(5.0), "`podinit status --watch` goes on after SIGINT");
+        thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+
+    // When podinit goes away, the watch ends as `podinit status` does when
+    // no podinit answers.
+    let watch = Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args(["status", "--watch", "--socket"])
+        .arg(&sock)
+        .env_remove("PODINIT_STATUS_SOCKET")
+        .env_remove("PODINIT_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn podinit status --watch");
+    run.signal(15);
+    run.wait().assert_code(0);
+    let out = watch.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("podinit status: no podinit answers"), "{stderr}");
 }

@@ -377,6 +377,8 @@ impl Supervisor {
                 pod_restarts: pod.pod_restarts(),
                 termination: pod.termination_deadline().map(|at| at.saturating_duration_since(now)),
                 waiting: crate::status::WaitReport::of(pod, now),
+                origin: crate::status::started_at(),
+                chain: pod.critical_chain(),
             },
             now,
         )

@@ -1,10 +1,10 @@
-//! The clients of the status socket: `podinit status`, `podinit events` and
-//! the control verbs (docs/control.md). Each connects, sends one request line
-//! and prints what podinit answers; a podinit over its cap answers one `busy`
+//! The clients of the status socket: `podinit status` (and `--watch`),
+//! `podinit events` and the control verbs (docs/control.md). Each connects,
+//! sends one request line and prints what podinit answers; a podinit over its cap answers one `busy`
 //! line and closes, sometimes before the request is read, so that line is read
 //! even when sending the request failed.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, IsTerminal as _, Read, Write};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,18 +18,41 @@ fn busy(head: &str) -> Option<&str> {
     head.starts_with("busy:").then_some(head)
 }
 
+/// Which report `podinit status` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The table (`podinit status`).
+    Text,
+    /// One JSON object (`--json`).
+    Json,
+    /// When each entry was asked for, started, ready, and the critical
+    /// chain (`--timing`).
+    Timing,
+}
+
+impl Format {
+    /// The request line that asks for it.
+    fn request(self) -> &'static str {
+        match self {
+            Format::Text => "text\n",
+            Format::Json => "json\n",
+            Format::Timing => "timing\n",
+        }
+    }
+}
+
 /// The client: asks the podinit at `socket` (or the first default path that
 /// answers) and prints its report. Returns 0 when the pod is ready, 1 when not,
 /// 2 when no podinit answers or it is busy (docs/reference.md, "Command line";
 /// docs/control.md).
-pub fn client(socket: Option<PathBuf>, json: bool) -> i32 {
+pub fn client(socket: Option<PathBuf>, format: Format) -> i32 {
     let candidates = match socket {
         Some(p) => vec![p],
         None => default_paths(),
     };
     let mut errors = Vec::new();
     for path in candidates {
-        match ask(&path, json) {
+        match ask(&path, format) {
             Ok(Asked::Report(ready, body)) => {
                 print!("{body}");
                 return if ready { 0 } else { 1 };
@@ -179,6 +202,58 @@ pub fn events_client(socket: Option<PathBuf>) -> i32 {
     i32::from(dropped)
 }
 
+/// How often `podinit status --watch` asks again.
+const WATCH_PERIOD: Duration = Duration::from_secs(1);
+
+/// The client of `podinit status --watch` (docs/control.md): asks every
+/// [`WATCH_PERIOD`] and shows each answer. On a terminal the report is
+/// redrawn in place (cursor home, each line cleared to its end, what is
+/// left below cleared); on anything else each answer is printed after a
+/// blank line. SIGINT (Ctrl-C) ends it with 0; when podinit goes away it
+/// leaves the last answer where it is and returns 2, as [`client`] does
+/// when no podinit answers.
+pub fn watch_client(socket: Option<PathBuf>, format: Format) -> i32 {
+    // SIGINT is blocked and taken off the queue between two asks, so that
+    // Ctrl-C ends the watch with 0 rather than kill it.
+    let mut interrupt = crate::sys::signal::SigSet::empty();
+    interrupt.add(crate::config::Signal::INT.number());
+    crate::sys::signal::block_in_thread(&interrupt);
+    let path = match connect(socket) {
+        Ok((_, path)) => path,
+        Err(why) => {
+            eprintln!("podinit status: no podinit answers ({why})");
+            return 2;
+        }
+    };
+    let terminal = std::io::stdout().is_terminal();
+    let mut out = std::io::stdout().lock();
+    // What goes before the next answer: the first clears the screen.
+    let mut before = if terminal { "\x1b[H\x1b[2J" } else { "" };
+    loop {
+        match ask(&path, format) {
+            Ok(Asked::Report(_, body)) => {
+                let frame = if terminal {
+                    format!("{before}{}\x1b[J", body.replace('\n', "\x1b[K\n"))
+                } else {
+                    format!("{before}{body}")
+                };
+                if out.write_all(frame.as_bytes()).and_then(|()| out.flush()).is_err() {
+                    return 0;
+                }
+                before = if terminal { "\x1b[H" } else { "\n" };
+            }
+            Ok(Asked::Busy(line)) => eprintln!("podinit status: {}: {line}", path.display()),
+            Err(e) => {
+                eprintln!("podinit status: no podinit answers ({}: {e})", path.display());
+                return 2;
+            }
+        }
+        if crate::sys::signal::timed_wait(&interrupt, Some(WATCH_PERIOD)).is_some() {
+            return 0;
+        }
+    }
+}
+
 /// What the status socket answered `text` or `json`.
 enum Asked {
     /// Ready or not, and the report.
@@ -187,9 +262,9 @@ enum Asked {
     Busy(String),
 }
 
-fn ask(path: &Path, json: bool) -> std::io::Result<Asked> {
+fn ask(path: &Path, format: Format) -> std::io::Result<Asked> {
     let stream = StdUnixStream::connect(path)?;
-    let (head, reader) = exchange(stream, if json { "json\n" } else { "text\n" }, Some(DEADLINE))?;
+    let (head, reader) = exchange(stream, format.request(), Some(DEADLINE))?;
     if let Some(line) = busy(&head) {
         return Ok(Asked::Busy(line.to_owned()));
     }

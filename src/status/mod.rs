@@ -11,7 +11,8 @@
 //! left by an earlier run (a restarted container) is replaced; a live one (some
 //! other podinit answers on it) is left alone and this podinit runs without one.
 //!
-//! The protocol is one line each way: the client sends `text` or `json`, podinit
+//! The protocol is one line each way: the client sends `text`, `json` or
+//! `timing` (`podinit status --timing`), podinit
 //! answers with a first line `ready` or `not ready`, then the report, and closes.
 //! Every connection is served by its own task under a deadline, so a client that
 //! connects and says nothing, or never reads, cannot block podinit.
@@ -42,8 +43,15 @@ use crate::config::Role;
 use crate::connections::{Connection, Slot, Slots};
 use crate::lifecycle::EntryStatus;
 
-pub use client::{client, control_client, events_client};
+pub use client::{client, control_client, events_client, watch_client, Format};
 pub use report::{render, state_name, About, PodFacts, Report, WaitReport};
+
+/// podinit's start, the origin of the times of `podinit status --timing`:
+/// the first call, which `main` makes before anything else.
+pub fn started_at() -> std::time::Instant {
+    static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *STARTED.get_or_init(std::time::Instant::now)
+}
 
 /// How long one status connection may take, on either side.
 pub const DEADLINE: Duration = Duration::from_secs(2);
@@ -436,10 +444,14 @@ async fn reply(
     requests: &Requests,
 ) -> std::io::Result<()> {
     let answer = match line {
-        "text" | "json" | "" => match call(requests, Request::Status).await {
+        "text" | "json" | "timing" | "" => match call(requests, Request::Status).await {
             Ok(report) => {
                 let head = if report.ready { "ready\n" } else { "not ready\n" };
-                let body = if line == "json" { &report.json } else { &report.text };
+                let body = match line {
+                    "json" => &report.json,
+                    "timing" => &report.timing,
+                    _ => &report.text,
+                };
                 format!("{head}{body}")
             }
             Err(no) => unanswered(no)?,

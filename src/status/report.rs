@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde::{Serialize, Serializer};
 
 use crate::config::Role;
-use crate::lifecycle::{EntryStatus, Phase, State, StopGrace, StopStatus, WaitFor};
+use crate::lifecycle::{Chain, EntryStatus, Phase, State, StopGrace, StopStatus, Timing, WaitFor};
 
 /// What podinit answers.
 #[derive(Debug, Clone)]
@@ -22,6 +22,8 @@ pub struct Report {
     pub ready: bool,
     pub text: String,
     pub json: String,
+    /// `podinit status --timing`: the timing table and the critical chain.
+    pub timing: String,
 }
 
 /// The state `podinit status` shows for an entry.
@@ -73,6 +75,104 @@ pub struct PodReport<'a> {
     /// Where the start sequence waits, and why; absent when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting: Option<WaitReport>,
+    /// The critical chain of the start (`podinit status --timing`); `null`
+    /// until every main has been ready.
+    pub chain: Option<ChainReport<'a>>,
+}
+
+/// An entry's `timing` object: when it first reached each point of its
+/// start, since podinit's start, and how long it held the start sequence
+/// (docs/control.md, "podinit status --timing"). Each is `null` until it
+/// happens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TimingReport {
+    /// The start sequence asked for it (its first spawn).
+    #[serde(rename = "asked_ms", serialize_with = "some_millis")]
+    pub asked: Option<Duration>,
+    /// It first started: its post_start returned and its startup probe passed.
+    #[serde(rename = "started_ms", serialize_with = "some_millis")]
+    pub started: Option<Duration>,
+    /// It was first ready (never for an init).
+    #[serde(rename = "ready_ms", serialize_with = "some_millis")]
+    pub ready: Option<Duration>,
+    /// How long it held the start sequence, once the sequence went past it.
+    #[serde(rename = "held_ms", serialize_with = "some_millis")]
+    pub held: Option<Duration>,
+}
+
+impl TimingReport {
+    /// `timing`'s instants as times since `origin`.
+    pub fn new(t: &Timing, origin: Instant) -> TimingReport {
+        let since = |at: Option<Instant>| at.map(|at| at.saturating_duration_since(origin));
+        TimingReport {
+            asked: since(t.asked),
+            started: since(t.started),
+            ready: since(t.ready),
+            held: t.held(),
+        }
+    }
+}
+
+/// The report's `chain` object: the critical chain of the start, from
+/// podinit's start to the last main ready, the way `systemd-analyze
+/// critical-chain` shows a boot's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChainReport<'a> {
+    /// When the last main was first ready, since podinit's start.
+    #[serde(rename = "total_ms", serialize_with = "millis")]
+    pub total: Duration,
+    /// Its links, in the order the start sequence took them.
+    pub links: Vec<LinkReport<'a>>,
+}
+
+/// One link of the chain: an entry, when the start sequence asked for it
+/// (since podinit's start) and how long it took, to be passed by the
+/// sequence, or for the last link (the last main ready) to be ready.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LinkReport<'a> {
+    pub entry: &'a str,
+    #[serde(rename = "at_ms", serialize_with = "millis")]
+    pub at: Duration,
+    #[serde(rename = "took_ms", serialize_with = "millis")]
+    pub took: Duration,
+}
+
+impl<'a> ChainReport<'a> {
+    /// `chain` with the names of `entries` (the pod's, in its order), its
+    /// times since `origin`.
+    pub fn new(chain: &Chain, entries: &'a [EntryStatus], origin: Instant) -> ChainReport<'a> {
+        let links = chain
+            .links
+            .iter()
+            .map(|l| LinkReport {
+                entry: entries.get(l.entry).map_or("?", |e| e.name.as_str()),
+                at: l.at.saturating_duration_since(origin),
+                took: l.took,
+            })
+            .collect();
+        ChainReport { total: chain.ready.saturating_duration_since(origin), links }
+    }
+
+    /// The chain as `systemd-analyze critical-chain` prints one: the last
+    /// main first, each link's cause under it, `@` when the sequence asked
+    /// for it and `+` how long it took.
+    pub fn text(&self) -> String {
+        let last = self.links.last().map_or("?", |l| l.entry);
+        let mut text = format!("critical chain: {last} ready {}\n", time('@', Some(self.total)));
+        for (depth, link) in self.links.iter().rev().enumerate() {
+            if depth > 0 {
+                text.push_str(&"  ".repeat(depth - 1));
+                text.push_str("└─");
+            }
+            text.push_str(link.entry);
+            for (mark, d) in [('@', link.at), ('+', link.took)] {
+                text.push(' ');
+                text.push_str(&time(mark, Some(d)));
+            }
+            text.push('\n');
+        }
+        text
+    }
 }
 
 /// The report's `waiting` object: the entry the start sequence waits at,
@@ -165,6 +265,8 @@ pub struct EntryReport<'a> {
     /// A scheduled entry's runs; absent for the other roles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<RunsReport>,
+    /// When it first reached each point of its start.
+    pub timing: TimingReport,
 }
 
 /// A scheduled entry's `runs` object (docs/control.md, "podinit status").
@@ -262,6 +364,10 @@ pub struct PodFacts {
     pub termination: Option<Duration>,
     /// Where the start sequence waits, when it does.
     pub waiting: Option<WaitReport>,
+    /// podinit's start: what the times of `--timing` count from.
+    pub origin: Instant,
+    /// The critical chain of the start, once every main has been ready.
+    pub chain: Option<Chain>,
 }
 
 /// Renders the report of a pod at `now`; `said` is each entry's last
@@ -299,7 +405,7 @@ pub fn render(
     // string, no Serialize of ours that returns an error.
     let mut json = serde_json::to_string(&report).unwrap_or_default();
     json.push('\n');
-    Report { ready: pod.ready, text: report.text(width), json }
+    Report { ready: pod.ready, text: report.text(width), json, timing: report.timing(width) }
 }
 
 impl<'a> PodReport<'a> {
@@ -318,6 +424,7 @@ impl<'a> PodReport<'a> {
         };
         // Entries removed by `podinit reload` show only while they still run.
         let shown = entries.iter().enumerate().filter(|(_, e)| !e.removed || e.state == State::Running);
+        let chain = pod.chain.as_ref().map(|c| ChainReport::new(c, entries, pod.origin));
         let entries = shown
             .map(|(i, e)| EntryReport {
                 name: &e.name,
@@ -331,6 +438,7 @@ impl<'a> PodReport<'a> {
                 status: said.get(i).and_then(Option::as_deref),
                 stop: e.stop.as_ref().map(|s| StopReport::new(s, now)),
                 runs: None,
+                timing: TimingReport::new(&e.timing, pod.origin),
             })
             .collect();
         PodReport {
@@ -342,7 +450,41 @@ impl<'a> PodReport<'a> {
             active_deadline_in: pod.deadline_in,
             termination_budget_left: pod.termination,
             waiting: pod.waiting.clone(),
+            chain,
         }
+    }
+
+    /// The text of `podinit status --timing`: who answers, a table of when
+    /// each entry was asked for, started and ready (`@` since podinit's
+    /// start) and how long it held the start sequence (`+`), then the
+    /// critical chain.
+    pub fn timing(&self, width: usize) -> String {
+        use std::fmt::Write as _;
+        let mut text = self.head();
+        let _ = writeln!(text, "{:width$}  ROLE          ASKED     STARTED       READY        HELD", "NAME");
+        for e in &self.entries {
+            let t = &e.timing;
+            let _ = write!(text, "{:width$}  {:7}", e.name, e.role.as_str());
+            for (mark, d) in [('@', t.asked), ('@', t.started), ('@', t.ready), ('+', t.held)] {
+                let _ = write!(text, "  {:>10}", time(mark, d));
+            }
+            text.push('\n');
+        }
+        match &self.chain {
+            Some(chain) => text.push_str(&chain.text()),
+            None => text.push_str("critical chain: not every main has been ready yet\n"),
+        }
+        text
+    }
+
+    /// The first line of a report: which podinit answers.
+    fn head(&self) -> String {
+        format!(
+            "podinit pid {}, config {}, socket {}\n",
+            self.podinit.pid,
+            self.podinit.config.as_deref().unwrap_or("none (a plain init)"),
+            self.podinit.socket
+        )
     }
 
     /// The text of `podinit status`: who answers, a table of the entries
@@ -351,14 +493,7 @@ impl<'a> PodReport<'a> {
     pub fn text(&self, width: usize) -> String {
         // fmt::Write on a String cannot fail.
         use std::fmt::Write as _;
-        let mut text = String::new();
-        let _ = writeln!(
-            text,
-            "podinit pid {}, config {}, socket {}",
-            self.podinit.pid,
-            self.podinit.config.as_deref().unwrap_or("none (a plain init)"),
-            self.podinit.socket
-        );
+        let mut text = self.head();
         let _ = writeln!(
             text,
             "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY",
@@ -451,6 +586,17 @@ impl StopReport {
     }
 }
 
+/// A time of `podinit status --timing` as seconds with milliseconds after
+/// `mark` (`@1.234s`, `+0.500s`), as `systemd-analyze critical-chain`
+/// writes them; `-` when there is none.
+#[inline(never)]
+fn time(mark: char, d: Option<Duration>) -> String {
+    match d {
+        Some(d) => format!("{mark}{}.{:03}s", d.as_secs(), d.subsec_millis()),
+        None => "-".to_owned(),
+    }
+}
+
 /// A duration as `12.3 s`.
 fn seconds(d: Duration) -> String {
     format!("{:.1} s", d.as_secs_f64())
@@ -467,11 +613,14 @@ fn phase_name(p: Phase) -> &'static str {
 }
 
 /// A duration as whole milliseconds (`u64::MAX` past 584 million years).
+/// Not inlined: the report has a dozen such fields.
+#[inline(never)]
 fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// A duration as whole milliseconds, or `null`.
+/// A duration as whole milliseconds, or `null`. Not inlined, as [`millis`].
+#[inline(never)]
 fn some_millis<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
     match d {
         Some(d) => millis(d, s),
@@ -523,6 +672,7 @@ mod tests {
             restarts_in_termination: 0,
             runs: None,
             stop,
+            timing: Timing::default(),
         }
     }
 
@@ -553,6 +703,8 @@ mod tests {
             pod_restarts: 0,
             termination: Some(Duration::from_millis(9_000)),
             waiting: None,
+            origin: now,
+            chain: None,
         };
         let report = render(&about, &entries, &said, &[], &pod, now);
         assert!(!report.ready);
@@ -560,10 +712,10 @@ mod tests {
             report.json,
             concat!(
                 r#"{"podinit":{"pid":1,"config":"/etc/podinit.toml","socket":""},"phase":"terminating","ready":false,"entries":["#,
-                r#"{"name":"setup","role":"init","state":"exited","pid":null,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":false,"status":null,"stop":null},"#,
-                r#"{"name":"side","role":"sidecar","state":"stopping","pid":10104,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":true,"status":"warming \"up\"","stop":{"grace":"termination","pre_stop":false,"signalled":false,"kill_in_ms":11000,"killed":false}},"#,
-                r#"{"name":"app","role":"main","state":"stopping","pid":10108,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":true,"status":null,"stop":{"grace":"termination","pre_stop":false,"signalled":true,"kill_in_ms":11000,"killed":false}}"#,
-                r#"],"pod_restarts":0,"termination_budget_left_ms":9000}"#,
+                r#"{"name":"setup","role":"init","state":"exited","pid":null,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":false,"status":null,"stop":null,"timing":{"asked_ms":null,"started_ms":null,"ready_ms":null,"held_ms":null}},"#,
+                r#"{"name":"side","role":"sidecar","state":"stopping","pid":10104,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":true,"status":"warming \"up\"","stop":{"grace":"termination","pre_stop":false,"signalled":false,"kill_in_ms":11000,"killed":false},"timing":{"asked_ms":null,"started_ms":null,"ready_ms":null,"held_ms":null}},"#,
+                r#"{"name":"app","role":"main","state":"stopping","pid":10108,"restarts":1,"restarts_in_termination":0,"last_exit":143,"ready":true,"status":null,"stop":{"grace":"termination","pre_stop":false,"signalled":true,"kill_in_ms":11000,"killed":false},"timing":{"asked_ms":null,"started_ms":null,"ready_ms":null,"held_ms":null}}"#,
+                r#"],"pod_restarts":0,"termination_budget_left_ms":9000,"chain":null}"#,
                 "\n"
             )
         );
@@ -588,13 +740,15 @@ mod tests {
             pod_restarts: 2,
             termination: None,
             waiting: None,
+            origin: now,
+            chain: None,
         };
         let report = render(&About::default(), &[], &[], &[], &pod, now);
         assert_eq!(
             report.json,
             concat!(
                 r#"{"podinit":{"pid":0,"config":null,"socket":""},"phase":"running","ready":true,"entries":[],"#,
-                r#""pod_restarts":2,"active_deadline_in_ms":90500}"#,
+                r#""pod_restarts":2,"active_deadline_in_ms":90500,"chain":null}"#,
                 "\n"
             )
         );
@@ -626,6 +780,8 @@ mod tests {
             pod_restarts: 0,
             termination: None,
             waiting: Some(waiting.clone()),
+            origin: now,
+            chain: None,
         };
         let report = render(&About::default(), &[side], &[], &[], &pod, now);
         assert!(
@@ -639,7 +795,7 @@ mod tests {
         assert!(
             report.json.ends_with(concat!(
                 r#""pod_restarts":0,"waiting":{"entry":"side","for":"readiness_probe","waited_ms":12345,"#,
-                r#""last_failure":"tcp 127.0.0.1:18099: Connection refused"}}"#,
+                r#""last_failure":"tcp 127.0.0.1:18099: Connection refused"},"chain":null}"#,
                 "\n"
             )),
             "{}",
@@ -652,5 +808,95 @@ mod tests {
             last_failure: None,
         };
         assert_eq!(init.text(), "waiting for: migrate to exit, 1m 5s");
+    }
+
+    /// The timing table, the chain as `systemd-analyze critical-chain`
+    /// draws one, and their JSON (docs/control.md, "podinit status --timing").
+    #[test]
+    fn timing_renders_the_table_and_the_chain() {
+        use crate::lifecycle::Link;
+        let origin = Instant::now();
+        let ms = |n: u64| origin + Duration::from_millis(n);
+        let timed = |name, role, t| EntryStatus { timing: t, ..entry(name, role, Some(7), None) };
+        let entries = [
+            timed(
+                "setup",
+                Role::Init,
+                Timing { asked: Some(ms(3)), started: Some(ms(4)), ready: None, passed: Some(ms(1005)) },
+            ),
+            timed(
+                "side",
+                Role::Sidecar,
+                Timing {
+                    asked: Some(ms(1005)),
+                    started: Some(ms(3010)),
+                    ready: Some(ms(3010)),
+                    passed: Some(ms(3010)),
+                },
+            ),
+            timed(
+                "web",
+                Role::Main,
+                Timing {
+                    asked: Some(ms(3011)),
+                    started: Some(ms(3012)),
+                    ready: Some(ms(4012)),
+                    passed: Some(ms(3012)),
+                },
+            ),
+        ];
+        let link = |entry, at, took| Link { entry, at: ms(at), took: Duration::from_millis(took) };
+        let chain = Chain {
+            links: vec![link(0, 3, 1002), link(1, 1005, 2005), link(2, 3011, 1001)],
+            ready: ms(4012),
+        };
+        let pod = PodFacts {
+            phase: Phase::Running { next_main: 1 },
+            ready: true,
+            deadline_in: None,
+            pod_restarts: 0,
+            termination: None,
+            waiting: None,
+            origin,
+            chain: Some(chain),
+        };
+        let report = render(&About::default(), &entries, &[], &[], &pod, ms(5000));
+        assert_eq!(
+            report.timing,
+            concat!(
+                "podinit pid 0, config none (a plain init), socket \n",
+                "NAME   ROLE          ASKED     STARTED       READY        HELD\n",
+                "setup  init        @0.003s     @0.004s           -     +1.002s\n",
+                "side   sidecar     @1.005s     @3.010s     @3.010s     +2.005s\n",
+                "web    main        @3.011s     @3.012s     @4.012s     +0.001s\n",
+                "critical chain: web ready @4.012s\n",
+                "web @3.011s +1.001s\n",
+                "└─side @1.005s +2.005s\n",
+                "  └─setup @0.003s +1.002s\n",
+            )
+        );
+        assert!(
+            report
+                .json
+                .contains(r#""timing":{"asked_ms":1005,"started_ms":3010,"ready_ms":3010,"held_ms":2005}"#),
+            "{}",
+            report.json
+        );
+        assert!(
+            report.json.ends_with(concat!(
+                r#""chain":{"total_ms":4012,"links":[{"entry":"setup","at_ms":3,"took_ms":1002},"#,
+                r#"{"entry":"side","at_ms":1005,"took_ms":2005},{"entry":"web","at_ms":3011,"took_ms":1001}]}}"#,
+                "\n"
+            )),
+            "{}",
+            report.json
+        );
+        let pod = PodFacts { chain: None, ..pod };
+        let report = render(&About::default(), &entries, &[], &[], &pod, ms(5000));
+        assert!(
+            report.timing.ends_with("critical chain: not every main has been ready yet\n"),
+            "{}",
+            report.timing
+        );
     }
 }

@@ -66,6 +66,9 @@ pub(crate) struct Entry {
     /// Why its last startup or readiness attempt failed, kept only while
     /// the start sequence waits at it (`wait.rs`).
     pub(crate) probe_failure: Option<(ProbeKind, String)>,
+    /// When it first reached each point of its start (`timing.rs`): only
+    /// said, like `probe_failure`, never decides anything.
+    pub(crate) timing: crate::timing::Timing,
 }
 
 impl Entry {
@@ -81,6 +84,7 @@ impl Entry {
             spawn_failures: 0,
             restarts_in_termination: 0,
             probe_failure: None,
+            timing: crate::timing::Timing::default(),
         }
     }
 

@@ -45,7 +45,8 @@
 //!   exit, backoff, `restart_all`; `scheduled.rs`: scheduled entries' runs;
 //!   `stop.rs`: one instance's stop path; `termination.rs`: the pod's
 //!   termination and exit status; `wait.rs`: why the start sequence waits
-//!   (the timer and notes that say it);
+//!   (the timer and notes that say it); `timing.rs`: when each entry first
+//!   reached each point of its start, and the critical chain of the start;
 //! - `control.rs`: requests from the command line; `reload.rs`: `podinit
 //!   reload`; `driver.rs`: [`Driver`] and [`Effects`].
 //!
@@ -98,6 +99,7 @@ mod start;
 mod status;
 mod stop;
 mod termination;
+mod timing;
 mod wait;
 
 pub use crate::driver::{Driver, Effects};
@@ -107,6 +109,7 @@ pub use crate::notes::{Level, Note, Said, SkipReason, Text};
 pub use crate::pod::{Phase, Pod};
 pub use crate::spec::{HookKind, ProbeKind};
 pub use crate::status::{Awaited, EntryStatus, RunStats, State, StopGrace, StopStatus};
+pub use crate::timing::{Chain, Link, Timing};
 pub use crate::wait::{next_note, Wait, WaitFor, FIRST_WAIT_NOTE};
 
 #[cfg(test)]

@@ -58,6 +58,8 @@ pub struct Pod {
     pub(crate) pod_backoff: Backoff,
     /// When the start sequence last began (for the pod's backoff).
     pub(crate) booted_at: Option<Instant>,
+    /// When the start sequence first began (`timing.rs`).
+    pub(crate) first_start: Option<Instant>,
     /// The signal that began termination, if one did.
     pub(crate) term_signal: Option<Signal>,
     /// SIGINTs received: the second one spends the termination budget.
@@ -99,6 +101,7 @@ impl Pod {
             pod_restarts: 0,
             pod_backoff,
             booted_at: None,
+            first_start: None,
             term_signal: None,
             sigints: 0,
             signal_grace_end: None,
@@ -127,8 +130,10 @@ impl Pod {
             self.out.push(Action::ArmTimer { timer: Timer::Deadline, at: now + d });
         }
         self.booted_at = Some(now);
+        self.first_start.get_or_insert(now);
         self.advance(now);
         self.track_wait(now);
+        self.record_times(now);
         std::mem::take(&mut self.out)
     }
 
@@ -208,9 +213,11 @@ impl Pod {
 
     /// The step's actions: [`Timer::Wait`] armed or cancelled for where the
     /// start sequence now waits (`wait.rs`), then `Exit` if no process is
-    /// left once termination has begun, last.
+    /// left once termination has begun, last; what happened first in the
+    /// step is recorded for `podinit status --timing` (`timing.rs`).
     pub(crate) fn end_step(&mut self, now: Instant) -> Vec<Action> {
         self.track_wait(now);
+        self.record_times(now);
         self.finish_if_empty();
         std::mem::take(&mut self.out)
     }

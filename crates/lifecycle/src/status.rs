@@ -51,6 +51,9 @@ pub struct EntryStatus {
     pub stop: Option<StopStatus>,
     /// A scheduled entry's runs; `None` for the other roles.
     pub runs: Option<RunStats>,
+    /// When it first reached each point of its start (`podinit status
+    /// --timing`).
+    pub timing: crate::timing::Timing,
 }
 
 /// What a scheduled entry's runs have done, for `podinit status` and
@@ -188,6 +191,7 @@ impl Pod {
                     killed: matches!(s.step, StopStep::Killed { .. }),
                 }),
                 runs: (s.role == Role::Scheduled).then_some(e.runs),
+                timing: e.timing,
             })
             .collect()
     }

@@ -17,7 +17,7 @@ use crate::spec::{RuleAction, Signal};
 use crate::{
     Action, Control, Driver, Effects, EntryId, Event, HookKind, Instance, Level, Note, Pod, ProbeKind,
 };
-use crate::{StopGrace, Timer};
+use crate::{StopGrace, Timer, Timing};
 
 mod control;
 mod notes;
@@ -29,6 +29,7 @@ mod scheduled;
 mod start;
 mod table;
 mod termination;
+mod timing;
 mod waits;
 
 const TERM: i32 = Signal::TERM.number();
