@@ -12,6 +12,7 @@
 //! is left at the end.
 
 pub mod announce;
+mod carry;
 mod perform;
 pub mod plain;
 pub mod reaper;
