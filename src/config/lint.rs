@@ -256,12 +256,13 @@ impl Linter<'_> {
                         at,
                         allowed,
                         format!(
-                            "timeout {} is longer than period {}: attempts never overlap, so while the target hangs each one takes the whole timeout and the {kind} probe fails only after {} × {} = {}, not every {}; make the timeout at most the period",
+                            "timeout {} is longer than period {}: attempts never overlap, so while the target hangs each one takes the whole timeout and the {kind} probe fails only after {} × {} = {}, not after {} × {}; make the timeout at most the period",
                             dur(probe.timeout),
                             dur(probe.period),
                             probe.failure_threshold,
                             dur(probe.timeout),
                             dur(worst),
+                            probe.failure_threshold,
                             dur(probe.period)
                         ),
                     );

@@ -195,12 +195,14 @@ pub fn render_at(spec: &PodSpec, now: i64) -> String {
         let _ = writeln!(s, "     active_deadline {}: then termination begins and podinit exits 124", dur(d));
     }
     let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    // The roles' column: as wide as "sidecar", or "scheduled" when there is one.
+    let roles = spec.entries.iter().map(|e| e.role.as_str().len()).max().unwrap_or(0).max(7);
     let mut step = 0;
     let line = |s: &mut String, step: usize, e: &EntrySpec| {
         let role = e.role.as_str();
-        let _ = writeln!(s, "{step:>3}. {:width$}  {role:<7}  {}", e.name, shell_words(&e.argv));
+        let _ = writeln!(s, "{step:>3}. {:width$}  {role:<roles$}  {}", e.name, shell_words(&e.argv));
         for d in details(e, now) {
-            let _ = writeln!(s, "     {:width$}           {d}", "");
+            let _ = writeln!(s, "     {:width$}  {:roles$}  {d}", "", "");
         }
     };
     let _ = writeln!(s, "start sequence, one at a time:");
