@@ -587,16 +587,7 @@ fn watch_prints_each_table_to_a_pipe_and_exits_0_on_sigint() {
     let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
     status_until(&mut run, &sock, 0, secs(10.0));
 
-    let mut watch = Command::new(env!("CARGO_BIN_EXE_podinit"))
-        .args(["status", "--watch", "--socket"])
-        .arg(&sock)
-        .env_remove("PODINIT_STATUS_SOCKET")
-        .env_remove("PODINIT_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn podinit status --watch");
+    let mut watch = spawn_watch(&sock);
     let stdout = watch.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     thread::spawn(move || {
@@ -639,20 +630,25 @@ fn watch_prints_each_table_to_a_pipe_and_exits_0_on_sigint() {
 
     // When podinit goes away, the watch ends as `podinit status` does when
     // no podinit answers.
-    let watch = Command::new(env!("CARGO_BIN_EXE_podinit"))
-        .args(["status", "--watch", "--socket"])
-        .arg(&sock)
-        .env_remove("PODINIT_STATUS_SOCKET")
-        .env_remove("PODINIT_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn podinit status --watch");
+    let watch = spawn_watch(&sock);
     run.signal(15);
     run.wait().assert_code(0);
     let out = watch.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("podinit status: no podinit answers"), "{stderr}");
+}
+
+/// `podinit status --watch` against `sock`, its stdout and stderr piped.
+fn spawn_watch(sock: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args(["status", "--watch", "--socket"])
+        .arg(sock)
+        .env_remove("PODINIT_STATUS_SOCKET")
+        .env_remove("PODINIT_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn podinit status --watch")
 }
