@@ -417,7 +417,7 @@ echo prestop-done >> "@REC@""#,
 
 /// A sidecar whose readiness probe never passes (nothing listens on its
 /// port) holds the start sequence. At the default log level podinit says,
-/// after 5 s of waiting, which entry it waits for, for what and why the
+/// after 4 s of waiting, which entry it waits for, for what and why the
 /// probe last failed; `podinit status` (text and JSON) and `/readyz`'s 503
 /// body say the same; the main never starts.
 #[test]
@@ -442,12 +442,12 @@ fn a_sidecar_that_never_gets_ready_is_named_with_its_probe_and_last_failure() {
         .env("PODINIT_HTTP", format!("127.0.0.1:{http}"))
         .deadline(secs(60.0))
         .spawn();
-    run.wait_for_stderr_containing("waiting 5s for side: readiness probe", secs(30.0));
+    run.wait_for_stderr_containing("waiting 4s for side: readiness probe", secs(30.0));
     let stderr = run.stderr();
-    let line = stderr.lines().find(|l| l.contains("waiting 5s for side")).unwrap();
+    let line = stderr.lines().find(|l| l.contains("waiting 4s for side")).unwrap();
     let target = format!("127.0.0.1:{dead}");
     assert!(
-        line.starts_with("podinit | waiting 5s for side: readiness probe (last failure: ")
+        line.starts_with("podinit | waiting 4s for side: readiness probe (last failure: ")
             && line.contains(&target)
             && line.to_lowercase().contains("refused"),
         "{line:?}\n{}",
@@ -467,7 +467,7 @@ fn a_sidecar_that_never_gets_ready_is_named_with_its_probe_and_last_failure() {
     let v: serde_json::Value = serde_json::from_str(&st.stdout).expect("the report is JSON");
     let w = &v["waiting"];
     assert_eq!((w["entry"].as_str(), w["for"].as_str()), (Some("side"), Some("readiness_probe")), "{st:#?}");
-    assert!(w["waited_ms"].as_u64().is_some_and(|ms| ms >= 5_000), "{st:#?}");
+    assert!(w["waited_ms"].as_u64().is_some_and(|ms| ms >= 4_000), "{st:#?}");
     assert!(w["last_failure"].as_str().is_some_and(|why| why.contains(&target)), "{st:#?}");
 
     let (code, body) = http_get(http, "/readyz");

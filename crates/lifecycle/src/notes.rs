@@ -212,7 +212,7 @@ pub enum Said {
     /// did, as the client gets it too.
     Reloaded(String),
     /// Info, `waiting`, about an entry: the start sequence has waited
-    /// `waited` at it, for `what` (after 5, 10, 20, 40 s, then every
+    /// `waited` at it, for `what` (after 4, 8, 16, 32 s, then every
     /// minute: `wait.rs`).
     Waiting {
         /// What it waits for (the `for` field; the `probe` field when it is

@@ -5,7 +5,7 @@
 //! post_start that holds the next main), a [`Timer::Wait`]
 //! is armed for that entry; each time it fires the machine says at info
 //! level what it waits for, for how long, and why the probe it waits for
-//! last failed ([`Said::Waiting`]). The notes come after 5, 10, 20 and 40 s
+//! last failed ([`Said::Waiting`]). The notes come after 4, 8, 16 and 32 s
 //! of waiting, then every minute ([`next_note`]). The timer is cancelled as
 //! soon as the sequence moves past the entry, and armed afresh for the next
 //! one; a pod that never waits (a plain init) never arms it.
@@ -24,16 +24,16 @@ use crate::pod::{Phase, Pod};
 use crate::spec::{ProbeKind, Role};
 
 /// The first note about a wait comes after this much waiting.
-pub const FIRST_WAIT_NOTE: Duration = Duration::from_secs(5);
+pub const FIRST_WAIT_NOTE: Duration = Duration::from_secs(4);
 
 /// Up to this much waiting, the next note comes after twice the wait.
-const DOUBLING_UNTIL: Duration = Duration::from_secs(40);
+const DOUBLING_UNTIL: Duration = Duration::from_secs(32);
 
 /// Past [`DOUBLING_UNTIL`], a note comes at each whole multiple of this.
 const WAIT_NOTE_EVERY: Duration = Duration::from_secs(60);
 
 /// How long the sequence has waited when the note after the one at `waited`
-/// comes: twice as long up to 40 s (5, 10, 20, 40 s), then at the next whole
+/// comes: twice as long up to 32 s (4, 8, 16, 32 s), then at the next whole
 /// minute (60 s, 120 s, 180 s...).
 pub fn next_note(waited: Duration) -> Duration {
     if waited < FIRST_WAIT_NOTE {

@@ -1,5 +1,5 @@
 //! Why the start sequence waits (docs/lifecycle.md, "Why the pod waits"):
-//! notes at 5, 10, 20, 40 s of waiting at one entry, then every minute,
+//! notes at 4, 8, 16, 32 s of waiting at one entry, then every minute,
 //! naming what it waits for and the last probe failure; the timer ends
 //! when the sequence moves past the entry, and a pod with nothing to wait
 //! for never arms it.
@@ -27,13 +27,13 @@ fn has_wait_timer(sim: &Sim) -> bool {
 }
 
 #[test]
-fn notes_come_after_5_10_20_40_s_then_every_minute() {
+fn notes_come_after_4_8_16_32_s_then_every_minute() {
     let secs: Vec<u64> = std::iter::successors(Some(Duration::ZERO), |&d| Some(next_note(d)))
         .skip(1)
         .take(8)
         .map(|d| d.as_secs())
         .collect();
-    assert_eq!(secs, [5, 10, 20, 40, 60, 120, 180, 240]);
+    assert_eq!(secs, [4, 8, 16, 32, 60, 120, 180, 240]);
 }
 
 #[test]
@@ -44,14 +44,14 @@ fn a_sidecar_not_ready_is_named_with_its_last_probe_failure_until_it_passes() {
     assert!(has_wait_timer(&sim));
     sim.advance(Duration::from_secs(1));
     sim.probe("side", ProbeKind::Readiness, false);
-    sim.advance(Duration::from_millis(3_999));
-    assert_eq!(waits(&mut sim), [], "nothing is said before 5 s");
+    sim.advance(Duration::from_millis(2_999));
+    assert_eq!(waits(&mut sim), [], "nothing is said before 4 s");
     sim.advance(Duration::from_millis(1));
     let refused = Some("refused".to_owned());
-    assert_eq!(waits(&mut sim), [("side".into(), "readiness_probe", 5, refused.clone())]);
-    sim.advance(Duration::from_secs(175));
+    assert_eq!(waits(&mut sim), [("side".into(), "readiness_probe", 4, refused.clone())]);
+    sim.advance(Duration::from_secs(176));
     let said: Vec<u64> = waits(&mut sim).into_iter().map(|(_, _, s, _)| s).collect();
-    assert_eq!(said, [10, 20, 40, 60, 120, 180]);
+    assert_eq!(said, [8, 16, 32, 60, 120, 180]);
     // What `podinit status` shows: the same entry, reason and clock.
     let wait = sim.pod.waiting().unwrap();
     assert_eq!((wait.entry, wait.what, wait.last_failure), (0, WaitFor::ReadinessProbe, refused));
@@ -74,13 +74,13 @@ fn an_init_still_running_is_waited_for_to_exit_and_the_next_entry_gets_its_own_c
     let said: Vec<_> = waits(&mut sim).into_iter().map(|(n, w, s, _)| (n, w, s)).collect();
     assert_eq!(
         said,
-        [("migrate".into(), "exit", 5), ("migrate".into(), "exit", 10), ("migrate".into(), "exit", 20)]
+        [("migrate".into(), "exit", 4), ("migrate".into(), "exit", 8), ("migrate".into(), "exit", 16)]
     );
     sim.exit("migrate", Exit::Code(0));
     assert!(!sim.fx.timers.contains_key(&Timer::Wait(0)));
-    assert_eq!(sim.fx.timers.get(&Timer::Wait(1)), Some(&(sim.now + Duration::from_secs(5))));
-    sim.advance(Duration::from_secs(5));
-    assert_eq!(waits(&mut sim), [("side".into(), "startup_probe", 5, None)]);
+    assert_eq!(sim.fx.timers.get(&Timer::Wait(1)), Some(&(sim.now + Duration::from_secs(4))));
+    sim.advance(Duration::from_secs(4));
+    assert_eq!(waits(&mut sim), [("side".into(), "startup_probe", 4, None)]);
 }
 
 #[test]
@@ -90,12 +90,12 @@ fn the_clock_runs_from_the_arrival_at_the_entry_through_post_start_then_its_star
     side.post_start = Some(HookSpec::Sleep(Duration::from_secs(60)));
     let mut sim = Sim::new(pod(vec![side, entry("m", Role::Main)]));
     sim.probe("side", ProbeKind::Startup, false);
-    sim.advance(Duration::from_secs(5));
-    assert_eq!(waits(&mut sim), [("side".into(), "post_start", 5, None)]);
+    sim.advance(Duration::from_secs(4));
+    assert_eq!(waits(&mut sim), [("side".into(), "post_start", 4, None)]);
     sim.hook("side", HookKind::PostStart, true);
-    sim.advance(Duration::from_secs(5));
+    sim.advance(Duration::from_secs(4));
     let refused = Some("refused".to_owned());
-    assert_eq!(waits(&mut sim), [("side".into(), "startup_probe", 10, refused)]);
+    assert_eq!(waits(&mut sim), [("side".into(), "startup_probe", 8, refused)]);
     sim.probe("side", ProbeKind::Startup, true);
     assert!(sim.running("m"));
     assert!(!has_wait_timer(&sim));
@@ -106,8 +106,8 @@ fn a_main_whose_post_start_holds_the_next_main_is_waited_for() {
     let mut m1 = entry("m1", Role::Main);
     m1.post_start = Some(HookSpec::Sleep(Duration::from_secs(60)));
     let mut sim = Sim::new(pod(vec![m1, entry("m2", Role::Main)]));
-    sim.advance(Duration::from_secs(5));
-    assert_eq!(waits(&mut sim), [("m1".into(), "post_start", 5, None)]);
+    sim.advance(Duration::from_secs(4));
+    assert_eq!(waits(&mut sim), [("m1".into(), "post_start", 4, None)]);
     sim.hook("m1", HookKind::PostStart, true);
     assert!(sim.running("m2"));
     assert!(!has_wait_timer(&sim));
@@ -152,6 +152,6 @@ fn a_sidecar_in_backoff_holds_the_sequence_and_says_so() {
     let mut sim = Sim::new(spec);
     sim.exit("side", Exit::Code(1));
     sim.exit("side", Exit::Code(1)); // the first restart was immediate
-    sim.advance(Duration::from_secs(5));
-    assert_eq!(waits(&mut sim), [("side".into(), "backoff", 5, None)]);
+    sim.advance(Duration::from_secs(4));
+    assert_eq!(waits(&mut sim), [("side".into(), "backoff", 4, None)]);
 }
