@@ -8,7 +8,8 @@
 //! OOM score) is written as the closest thing Kubernetes has, reported, and
 //! carried in the annotations `podinit.io/process.<container>` and
 //! `podinit.io/pod` (JSON objects), which the manifest reader applies
-//! again: reading the export back gives the same pod.
+//! again: reading the export back gives the same pod. A scheduled entry is
+//! a CronJob of its own, written after the pod; reading back leaves it out.
 
 use std::fmt::Write as _;
 use std::time::Duration;
