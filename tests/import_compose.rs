@@ -836,3 +836,27 @@ fn a_command_for_no_service_is_an_error() {
     let (_, report) = import_ok(&file, &["--command", "dev=sleep 1"], &[]);
     assert!(report.contains("--command dev=...: dev is left out"), "{report}");
 }
+
+/// A service that runs a cron daemon is imported as it is, and the report
+/// says it could be a scheduled entry; a service that only mentions cron is
+/// not named.
+#[test]
+fn a_cron_sidecar_is_pointed_at_scheduled_entries() {
+    let td = TestDir::new();
+    let file = td.write(
+        "compose.yaml",
+        "services:\n  cron:\n    image: alpine\n    command: [\"busybox\", \"crond\", \"-f\"]\n  jobs:\n    command: sh -c 'exec supercronic /etc/crontab'\n  app:\n    command: echo cron\n",
+    );
+    let (t, report) = import_ok(&file, &[], &[]);
+    assert_eq!(processes(&t).len(), 3, "the import stays as it is");
+    let hint =
+        "could be a scheduled entry (role = \"scheduled\"; docs/configuration.md, \"Scheduled entries\")";
+    for want in [
+        "compose.yaml:2:3: services.cron: note: cron: runs a cron daemon: it ",
+        "services.jobs: note: jobs: runs a cron daemon",
+    ] {
+        assert!(report.contains(want), "expected {want:?} in\n{report}");
+    }
+    assert_eq!(report.matches(hint).count(), 2, "{report}");
+    assert!(!report.contains("app: runs a cron daemon"), "{report}");
+}

@@ -477,3 +477,20 @@ fn a_sidecar_supervisord_would_not_restart_is_reported() {
         "{stderr}"
     );
 }
+
+/// A program that runs a cron daemon is imported as it is, and the report
+/// says it could be a scheduled entry.
+#[test]
+fn a_cron_program_is_pointed_at_scheduled_entries() {
+    let td = TestDir::new();
+    let conf =
+        td.write("t.conf", "[program:cron]\ncommand=/usr/sbin/cron -f\n[program:app]\ncommand=sleep 30\n");
+    let out = podinit_import(&[], &conf);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("cron: runs a cron daemon: it could be a scheduled entry (role = \"scheduled\"; docs/configuration.md, \"Scheduled entries\")"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("app: runs a cron daemon"), "{stderr}");
+}

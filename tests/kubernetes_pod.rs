@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::TestDir;
-use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use serde::Deserialize;
 
@@ -225,10 +225,11 @@ fn strictly_typed(text: &str, what: &str) {
         let value =
             serde_norway::Value::deserialize(doc).unwrap_or_else(|e| panic!("{what}: not YAML: {e}\n{text}"));
         match value.get("kind").and_then(|k| k.as_str()).unwrap_or_default() {
-            "Pod" => round_trip::<Pod>(value, what, text),
-            "Job" => round_trip::<Job>(value, what, text),
-            "ConfigMap" => round_trip::<ConfigMap>(value, what, text),
-            "Secret" => round_trip::<Secret>(value, what, text),
+            "Pod" => drop(round_trip::<Pod>(value, what, text)),
+            "Job" => drop(round_trip::<Job>(value, what, text)),
+            "CronJob" => drop(round_trip::<CronJob>(value, what, text)),
+            "ConfigMap" => drop(round_trip::<ConfigMap>(value, what, text)),
+            "Secret" => drop(round_trip::<Secret>(value, what, text)),
             other => panic!("{what}: unexpected kind {other:?}"),
         }
     }
@@ -238,11 +239,12 @@ fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(
     value: serde_norway::Value,
     what: &str,
     text: &str,
-) {
+) -> T {
     let typed: T = serde_norway::from_value(value.clone())
         .unwrap_or_else(|e| panic!("{what}: not a {}: {e}\n{text}", std::any::type_name::<T>()));
     let back = serde_norway::to_value(&typed).unwrap();
     assert_eq!(back, value, "{what}: the API types lose or change a field:\n{text}");
+    typed
 }
 
 fn export(config: &Path, kind: &str, td: &TestDir, name: &str) -> PathBuf {
@@ -522,4 +524,130 @@ fn manifest_edges_are_read_as_the_api_reads_them() {
     let out = podinit(&["check", "--pod", "p", "--config", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("more than one workload is named \"p\""));
+}
+
+/// A scheduled entry is exported as a CronJob after the pod: it parses
+/// strictly as one, with the entry's schedule, zone, policies and container;
+/// an `every` becomes a cron step; a seconds field, `run_on_start` and an
+/// `every` with no cron form are reported; and the export reads back to the
+/// pod without its scheduled entries (the CronJobs are left out, with a note).
+#[test]
+fn a_scheduled_entry_is_exported_as_a_cron_job() {
+    let td = TestDir::new();
+    let config = td.write(
+        "podinit.toml",
+        r#"
+[[process]]
+name = "app"
+command = ["/app/serve"]
+
+[[process]]
+name = "nightly-report"
+role = "scheduled"
+schedule = "30 7 * * mon-fri"
+time_zone = "Europe/Berlin"
+concurrency_policy = "Replace"
+starting_deadline = "10m"
+active_deadline = "5m"
+suspend = true
+run_on_start = true
+command = ["/app/report", "--all"]
+working_dir = "/srv"
+env = { MODE = "full" }
+
+[[process]]
+name = "cleanup"
+role = "scheduled"
+every = "15m"
+command = ["/app/cleanup"]
+
+[[process]]
+name = "tick"
+role = "scheduled"
+schedule = "*/10 * * * * *"
+command = ["/app/tick"]
+
+[[process]]
+name = "odd"
+role = "scheduled"
+every = "7m"
+command = ["/app/odd"]
+"#,
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_podinit"))
+        .args([
+            "export",
+            "--kind",
+            "pod",
+            "--name",
+            "web",
+            "--image",
+            "registry.example.com/app:1",
+            "--config",
+        ])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut cron_jobs = Vec::new();
+    for doc in serde_norway::Deserializer::from_str(&text) {
+        let value = serde_norway::Value::deserialize(doc).unwrap();
+        match value.get("kind").and_then(|k| k.as_str()).unwrap_or_default() {
+            "Pod" => {
+                let pod = round_trip::<Pod>(value, "export", &text);
+                let names: Vec<_> = pod.spec.unwrap().containers.into_iter().map(|c| c.name).collect();
+                assert_eq!(names, ["app"], "the scheduled entries are no containers of the pod");
+            }
+            "CronJob" => cron_jobs.push(round_trip::<CronJob>(value, "export", &text)),
+            other => panic!("unexpected kind {other:?}\n{text}"),
+        }
+    }
+    let names: Vec<_> = cron_jobs.iter().map(|c| c.metadata.name.clone().unwrap()).collect();
+    assert_eq!(names, ["web-nightly-report", "web-cleanup", "web-tick"], "{text}");
+    let report = cron_jobs[0].spec.as_ref().unwrap();
+    assert_eq!(report.schedule, "30 7 * * mon-fri");
+    assert_eq!(report.time_zone.as_deref(), Some("Europe/Berlin"));
+    assert_eq!(report.concurrency_policy.as_deref(), Some("Replace"));
+    assert_eq!(report.starting_deadline_seconds, Some(600));
+    assert_eq!(report.suspend, Some(true));
+    let job = report.job_template.spec.as_ref().unwrap();
+    assert_eq!(job.backoff_limit, Some(0), "a run is not retried");
+    assert_eq!(job.active_deadline_seconds, Some(300));
+    let pod = job.template.spec.as_ref().unwrap();
+    assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
+    assert_eq!(pod.containers.len(), 1);
+    let c = &pod.containers[0];
+    assert_eq!(c.name, "nightly-report");
+    assert_eq!(c.image.as_deref(), Some("registry.example.com/app:1"));
+    assert_eq!(c.command.as_deref(), Some(&["/app/report".to_owned(), "--all".to_owned()][..]));
+    assert_eq!(c.working_dir.as_deref(), Some("/srv"));
+    let env: Vec<_> = c.env.iter().flatten().map(|e| (e.name.as_str(), e.value.as_deref())).collect();
+    assert_eq!(env, [("MODE", Some("full"))]);
+    let cleanup = cron_jobs[1].spec.as_ref().unwrap();
+    assert_eq!(cleanup.schedule, "*/15 * * * *");
+    assert_eq!(
+        cleanup.time_zone.as_deref(),
+        Some("Etc/UTC"),
+        "UTC is written out: the default is the controller's zone"
+    );
+    assert_eq!(cleanup.concurrency_policy.as_deref(), Some("Forbid"));
+    assert_eq!(cron_jobs[2].spec.as_ref().unwrap().schedule, "* * * * *", "the seconds field dropped");
+    for want in [
+        "nightly-report: a scheduled entry has no container of its own in a pod: written as the CronJob \"web-nightly-report\"",
+        "nightly-report: run_on_start has no CronJob equivalent",
+        "tick: schedule \"*/10 * * * * *\" has a seconds field",
+        "odd: a scheduled entry is a CronJob on a cluster, but every = \"7m\" is not",
+    ] {
+        assert!(stderr.contains(want), "want {want:?} in:\n{stderr}");
+    }
+    // Read back: the pod, its CronJobs left out with a note.
+    let exported = td.write("web.yaml", &text);
+    let out = podinit(&["check", "--config", exported.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("CronJob \"web-cleanup\": the scheduled entry web/cleanup"), "{stdout}");
+    let plan = stdout.split("read as ").next().unwrap();
+    assert!(!plan.contains("nightly-report") && plan.contains("app"), "{stdout}");
 }

@@ -8,7 +8,8 @@
 //! OOM score) is written as the closest thing Kubernetes has, reported, and
 //! carried in the annotations `podinit.io/process.<container>` and
 //! `podinit.io/pod` (JSON objects), which the manifest reader applies
-//! again: reading the export back gives the same pod.
+//! again: reading the export back gives the same pod. A scheduled entry is
+//! a CronJob of its own, written after the pod; reading back leaves it out.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use std::time::Duration;
 use super::draft::{json, string, Table, Value};
 use crate::config::{
     Completion, EntrySpec, HoldUntil, HookSpec, HttpGet, LineMatch, LogMode, PodSpec, ProbeAction, ProbeSpec,
-    Role, RuleAction, Scheme, Signal,
+    Role, RuleAction, Scheme, Signal, When,
 };
 
 /// The Kubernetes version whose API the export follows (its fields are
@@ -107,7 +108,7 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
     let mut stop_signals = false;
     for e in &spec.entries {
         if e.role == Role::Scheduled {
-            report.push(format!("{}: a scheduled entry has no container of its own in a pod: on a cluster it is a CronJob (kubernetes.io \"CronJob\"); left out", e.name));
+            // Written after the pod, as a CronJob of its own (see below).
             continue;
         }
         let mut extra = Table::default();
@@ -168,7 +169,157 @@ pub fn export(spec: &PodSpec, kind: Kind, image: &str, name: &str) -> (String, V
         image.escape_debug()
     );
     render(&mut out, &doc, 0);
+    for e in spec.entries.iter().filter(|e| e.role == Role::Scheduled) {
+        if let Some(cron_job) = cron_job(e, spec, image, name, grace, &mut report) {
+            out.push_str("---\n");
+            render(&mut out, &cron_job, 0);
+        }
+    }
     (out, report)
+}
+
+/// The annotation on an exported CronJob that names the pod and the
+/// scheduled entry it was written from (`<pod>/<entry>`): the manifest
+/// reader leaves such a CronJob out when it reads the pod back.
+pub const SCHEDULED_OF: &str = "podinit.io/scheduled-of";
+
+/// A CronJob's name: the pod's and the entry's, joined by `-`, as a DNS
+/// label (lower case, letters, digits and `-`), at most 52 characters (the
+/// API's limit for a CronJob, whose Jobs get 11 more).
+pub fn cron_job_name(pod: &str, entry: &str) -> String {
+    let mut n: String = format!("{pod}-{entry}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    n.truncate(52);
+    let n = n.trim_matches('-');
+    if n.is_empty() {
+        "scheduled".to_owned()
+    } else {
+        n.to_owned()
+    }
+}
+
+/// A scheduled entry's `schedule` or `every` as a CronJob's `schedule`, or
+/// why it cannot be one. A six-field expression loses its seconds (a
+/// CronJob runs at most once a minute): the report says so.
+fn cron_schedule(e: &EntrySpec, when: &When, report: &mut Vec<String>) -> Result<String, String> {
+    match when {
+        When::Cron { text, fields } => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            if words.len() != 6 {
+                return Ok(text.trim().to_owned());
+            }
+            let minute = words[1..].join(" ");
+            if fields.seconds != 1 {
+                report.push(format!("{}: schedule {text:?} has a seconds field, which a CronJob has not (it runs at most once a minute): written as {minute:?}, at second 0 of each minute it names", e.name));
+            }
+            Ok(minute)
+        }
+        When::Every(d) => {
+            let secs = d.as_secs();
+            let (m, h) = (secs / 60, secs / 3600);
+            if d.subsec_nanos() == 0 && secs % 60 == 0 && (1..60).contains(&m) && 60 % m == 0 {
+                Ok(if m == 1 { "* * * * *".to_owned() } else { format!("*/{m} * * * *") })
+            } else if d.subsec_nanos() == 0 && secs % 3600 == 0 && (1..=24).contains(&h) && 24 % h == 0 {
+                Ok(match h {
+                    1 => "0 * * * *".to_owned(),
+                    24 => "0 0 * * *".to_owned(),
+                    _ => format!("0 */{h} * * *"),
+                })
+            } else {
+                Err(format!(
+                    "every = {:?} is not a whole number of minutes dividing an hour nor of hours dividing a day, which is what a cron schedule can repeat",
+                    humantime::format_duration(*d).to_string()
+                ))
+            }
+        }
+    }
+}
+
+/// A scheduled entry as a `batch/v1` CronJob (kubernetes.io "CronJob"):
+/// each run a Job of one pod of one container, not retried; `None`, with
+/// the reason in the report, when its `every` has no cron form.
+fn cron_job(
+    e: &EntrySpec,
+    spec: &PodSpec,
+    image: &str,
+    pod: &str,
+    grace: i64,
+    report: &mut Vec<String>,
+) -> Option<Y> {
+    let sched = e.schedule.as_ref()?;
+    let name = cron_job_name(pod, &e.name);
+    let schedule = match cron_schedule(e, &sched.when, report) {
+        Ok(s) => s,
+        Err(why) => {
+            report.push(format!(
+                "{}: a scheduled entry is a CronJob on a cluster, but {why}; left out",
+                e.name
+            ));
+            return None;
+        }
+    };
+    if let When::Every(_) = sched.when {
+        report.push(format!("{}: every counts from when the mains were reached, a CronJob's schedule from the clock: written as {schedule:?}", e.name));
+    }
+    report.push(format!("{}: a scheduled entry has no container of its own in a pod: written as the CronJob {name:?}, a further document after the pod", e.name));
+    if sched.run_on_start {
+        report.push(format!(
+            "{}: run_on_start has no CronJob equivalent: the CronJob runs on its schedule only",
+            e.name
+        ));
+    }
+    let mut extra = Table::default();
+    let c = container(e, spec, image, &mut extra, report);
+    let mut template_meta: Vec<(&'static str, Y)> = Vec::new();
+    if !extra.is_empty() {
+        let mut text = String::new();
+        json(&mut text, &Value::Table(extra));
+        template_meta
+            .push(("annotations", Y::Dict(vec![(format!("podinit.io/process.{}", e.name), Y::Str(text))])));
+    }
+    let mut pod_spec: Vec<(&'static str, Y)> =
+        vec![("restartPolicy", s("Never")), ("terminationGracePeriodSeconds", Y::Int(grace))];
+    if e.stop_signal != Signal::TERM {
+        pod_spec.push(("os", Y::Map(vec![("name", s("linux"))])));
+    }
+    pod_spec.push(("containers", Y::Seq(vec![c])));
+    let mut template: Vec<(&'static str, Y)> = Vec::new();
+    if !template_meta.is_empty() {
+        template.push(("metadata", Y::Map(template_meta)));
+    }
+    template.push(("spec", Y::Map(pod_spec)));
+    // A run is not retried: podinit starts the next at its next time.
+    let mut job: Vec<(&'static str, Y)> = vec![("backoffLimit", Y::Int(0))];
+    if let Some(d) = sched.active_deadline {
+        job.push(("activeDeadlineSeconds", Y::Int(whole_seconds(d, "active_deadline", report).max(1))));
+    }
+    job.push(("template", Y::Map(template)));
+    // Without timeZone a CronJob reads its schedule in the controller's zone.
+    let zone = if sched.time_zone == "UTC" { "Etc/UTC" } else { sched.time_zone.as_str() };
+    let mut cron: Vec<(&'static str, Y)> = vec![
+        ("schedule", s(schedule)),
+        ("timeZone", s(zone)),
+        ("concurrencyPolicy", s(sched.concurrency_policy.as_str())),
+    ];
+    if let Some(d) = sched.starting_deadline {
+        cron.push(("startingDeadlineSeconds", Y::Int(whole_seconds(d, "starting_deadline", report))));
+    }
+    cron.push(("suspend", Y::Bool(sched.suspend)));
+    cron.push(("jobTemplate", Y::Map(vec![("spec", Y::Map(job))])));
+    Some(Y::Map(vec![
+        ("apiVersion", s("batch/v1")),
+        ("kind", s("CronJob")),
+        (
+            "metadata",
+            Y::Map(vec![
+                ("name", s(name)),
+                ("annotations", Y::Dict(vec![(SCHEDULED_OF.to_owned(), s(format!("{pod}/{}", e.name)))])),
+            ]),
+        ),
+        ("spec", Y::Map(cron)),
+    ]))
 }
 
 /// A duration in whole seconds, rounded up, with a line in the report when

@@ -264,12 +264,54 @@ pub fn import(
             ctx.error(None, "nothing is left to run: no entry of this file has a command podinit can start");
         }
     }
+    if ctx.errors.is_empty() && matches!(format, Format::Compose | Format::Supervisord) {
+        for p in &draft.processes {
+            if runs_cron(p.table.get("command")) {
+                ctx.note(
+                    NoteKind::Decision,
+                    p.from.as_ref(),
+                    format!("{}: runs a cron daemon: it could be a scheduled entry (role = \"scheduled\"; docs/configuration.md, \"Scheduled entries\"), one per crontab line, each with its own schedule", p.name()),
+                );
+            }
+        }
+    }
     if !ctx.errors.is_empty() {
         ctx.errors.sort_by_key(|i| (i.line, i.col));
         return Err(ConfigError(ctx.errors));
     }
     let (toml, origin) = draft.render(&file);
     Ok(Imported { format, toml, origin, notes: ctx.notes })
+}
+
+/// The cron daemons an imported entry may run (`crond`, `cron`, BusyBox's
+/// `crond` applet, supercronic, go-crond...).
+const CRON_DAEMONS: &[&str] =
+    &["cron", "crond", "supercronic", "go-crond", "dcron", "fcron", "cronie", "yacron"];
+
+/// Whether a draft's `command` (a list, or a string run by `/bin/sh -c`)
+/// starts a cron daemon: its program, after `exec`, `env`, `busybox`,
+/// `tini --`, `dumb-init` and `sh -c`, is one of [`CRON_DAEMONS`].
+fn runs_cron(command: Option<&draft::Value>) -> bool {
+    let words: Vec<String> = match command {
+        Some(draft::Value::Str(s)) => split_words(s).unwrap_or_default(),
+        Some(draft::Value::List(l)) => l
+            .iter()
+            .filter_map(|v| if let draft::Value::Str(s) = v { Some(s.clone()) } else { None })
+            .collect(),
+        _ => return false,
+    };
+    let mut rest = words.as_slice();
+    while let Some((first, tail)) = rest.split_first() {
+        let program = first.rsplit('/').next().unwrap_or_default();
+        match program {
+            "exec" | "env" | "busybox" | "tini" | "dumb-init" | "--" => rest = tail,
+            "sh" | "bash" | "ash" | "dash" if tail.first().map(String::as_str) == Some("-c") => {
+                return tail.get(1).is_some_and(|script| runs_cron(Some(&draft::Value::Str(script.clone()))));
+            }
+            _ => return CRON_DAEMONS.contains(&program),
+        }
+    }
+    false
 }
 
 /// A YAML scalar as text (numbers and booleans as written), or an error at
@@ -410,6 +452,29 @@ mod tests {
         }
         assert!(split_words("echo 'x").is_err());
         assert!(split_words("echo \"x").is_err());
+    }
+
+    #[test]
+    fn cron_daemons_are_told_by_their_program() {
+        let cmd = |s: &str| runs_cron(Some(&draft::Value::Str(s.to_owned())));
+        for yes in [
+            "crond -f -l 2",
+            "/usr/sbin/cron -f",
+            "busybox crond -f",
+            "exec supercronic /etc/crontab",
+            "sh -c 'exec crond -f'",
+            "tini -- go-crond",
+        ] {
+            assert!(cmd(yes), "{yes}");
+        }
+        for no in ["nginx -g 'daemon off;'", "crontab -l", "echo cron", "sh -c 'echo crond'", ""] {
+            assert!(!cmd(no), "{no}");
+        }
+        let list = draft::Value::List(vec![
+            draft::Value::Str("/bin/busybox".into()),
+            draft::Value::Str("crond".into()),
+        ]);
+        assert!(runs_cron(Some(&list)));
     }
 
     #[test]

@@ -109,6 +109,16 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
         let name = doc.get("metadata").and_then(|m| m.get("name")).and_then(Node::as_str).unwrap_or_default();
         match kind.as_str() {
             "ConfigMap" | "Secret" => r.data(doc, &kind, name),
+            // A scheduled entry `podinit export` wrote as a CronJob beside its
+            // pod: the pod is the workload (docs/kubernetes.md, "Export").
+            "CronJob" if r.ctx.opts.pod.as_deref() != Some(name) && exported_schedule(doc).is_some() => {
+                let of = exported_schedule(doc).unwrap_or_default();
+                r.ctx.note(
+                    NoteKind::Ignored,
+                    Some(&place(doc.at, "kind")),
+                    format!("CronJob {name:?}: the scheduled entry {of} as `podinit export` writes it; not read back (the pod is run without it)"),
+                );
+            }
             k if WORKLOADS.contains(&k) => workloads.push(Workload { kind, name: name.to_owned(), doc }),
             _ => r.ctx.note(
                 NoteKind::Ignored,
@@ -157,6 +167,12 @@ pub fn read(text: &str, ctx: &mut Ctx) -> Draft {
         }
     };
     r.workload(chosen)
+}
+
+/// The `<pod>/<entry>` of a CronJob `podinit export` wrote for a scheduled
+/// entry (its annotation [`super::export::SCHEDULED_OF`]).
+fn exported_schedule(doc: &Node) -> Option<&str> {
+    doc.get("metadata")?.get("annotations")?.get(super::export::SCHEDULED_OF)?.as_str()
 }
 
 impl Reader<'_, '_> {
