@@ -381,7 +381,9 @@ fn process_key(key: &str, v: &Node, at: &Place, r: &Render, p: &mut Proc, ctx: &
             }
         }
         "schedule" => {
-            p.left_out = Some("schedule: podinit has no scheduled entries (yet)".into());
+            p.left_out = Some(
+                "schedule: not imported yet; a podinit scheduled entry (role = \"scheduled\", with schedule or every; docs/configuration.md, \"Scheduled entries\") runs it".into(),
+            );
         }
         "is_daemon" => {
             if bool_of(v, at, ctx) {
