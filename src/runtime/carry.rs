@@ -95,120 +95,6 @@ impl Carrier for Runtime {
     }
 
     fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
-        Runtime::spawn_entry(self, pod, entry, instance)
-    }
-
-    fn start_probe(
-        &mut self,
-        pod: &PodSpec,
-        entry: EntryId,
-        instance: Instance,
-        kind: ProbeKind,
-        not_before: Instant,
-    ) {
-        Runtime::start_probe(self, pod, entry, instance, kind, not_before);
-    }
-
-    fn stop_probe(&mut self, entry: EntryId, kind: ProbeKind) {
-        if let Some(h) = self.probes.remove(&(entry, kind)) {
-            h.abort();
-        }
-    }
-
-    fn run_hook(
-        &mut self,
-        pod: &PodSpec,
-        entry: EntryId,
-        instance: Instance,
-        hook: HookKind,
-    ) -> Option<Event> {
-        // Its result comes back through the channel when it is done.
-        Runtime::run_hook(self, pod, entry, instance, hook);
-        None
-    }
-
-    fn stop_checks(&mut self, entry: EntryId) {
-        self.probes.retain(|&(e, _), h| {
-            if e == entry {
-                h.abort();
-            }
-            e != entry
-        });
-        self.hooks.retain(|&(e, _), h| {
-            if e == entry {
-                h.abort();
-            }
-            e != entry
-        });
-    }
-}
-
-impl Runtime {
-    /// Room for entries a `podinit reload` added (the lifecycle appends
-    /// them to the pod's spec before it asks for their spawns).
-    pub(super) fn grow(&mut self, pod: &PodSpec) {
-        let width = self.prefixes.first().map_or(0, |p| p.len().saturating_sub(3));
-        while let Some(e) = pod.entries.get(self.prefixes.len()) {
-            let width = width.max(e.name.len());
-            self.prefixes.push(format!("{:width$} | ", e.name).into_bytes());
-        }
-        if self.spawn_failures.len() < pod.entries.len() {
-            self.spawn_failures.resize(pod.entries.len(), 0);
-        }
-        self.counters.grow(pod.entries.len());
-    }
-
-    /// The env file of an init that exited 0, read into what later entries
-    /// get (the need behind KEP-3721). Bounded and parsed as `env_file`; one
-    /// that cannot be read or parsed makes the init count as failed
-    /// (status 1), with the reason in the log. Values are never logged.
-    pub(super) fn take_init_env(&mut self, pod: &PodSpec, entry: EntryId, exit: Exit) -> Exit {
-        let spec = &pod.entries[entry];
-        let (Some(dir), true, true) = (&self.env_dir, spec.role == crate::config::Role::Init, exit.success())
-        else {
-            return exit;
-        };
-        let file = dir.join(format!("{}.env", spec.name));
-        if !file.exists() {
-            return exit;
-        }
-        let pairs = crate::config::validate::read_text_no_symlink(&file)
-            .map_err(|e| e.to_string())
-            .and_then(|text| crate::config::envfile::parse_literal(&text));
-        match pairs {
-            Ok(pairs) => {
-                let names: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
-                tracing::info!("{} wrote {} for the entries after it", spec.name, names.join(", "));
-                self.init_env.extend(pairs);
-                exit
-            }
-            Err(why) => {
-                tracing::error!(
-                    "{}: its {ENV_FILE_VAR} {}: {why}; the init counts as failed",
-                    spec.name,
-                    file.display()
-                );
-                Exit::Code(1)
-            }
-        }
-    }
-
-    /// The entry as it runs: with what the inits before wrote, then its own
-    /// environment (which wins), and an init's own `PODINIT_ENV_FILE`.
-    fn with_init_env(&self, spec: &EntrySpec) -> EntrySpec {
-        let mut spec = spec.clone();
-        let mut env: Vec<(String, String)> =
-            self.init_env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        if let (Some(dir), crate::config::Role::Init) = (&self.env_dir, spec.role) {
-            let file = dir.join(format!("{}.env", spec.name));
-            let _ = std::fs::remove_file(&file);
-            env.push((ENV_FILE_VAR.to_owned(), file.display().to_string()));
-        }
-        env.extend(spec.env);
-        spec.env = env;
-        spec
-    }
-    fn spawn_entry(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance) -> Event {
         self.grow(pod);
         let mut spec = self.with_init_env(&pod.entries[entry]);
         let prepared = self.announcements.prepare(entry, &spec);
@@ -327,9 +213,22 @@ impl Runtime {
         }
     }
 
-    fn run_hook(&mut self, pod: &PodSpec, entry: EntryId, instance: Instance, hook: HookKind) {
+    fn stop_probe(&mut self, entry: EntryId, kind: ProbeKind) {
+        if let Some(h) = self.probes.remove(&(entry, kind)) {
+            h.abort();
+        }
+    }
+
+    fn run_hook(
+        &mut self,
+        pod: &PodSpec,
+        entry: EntryId,
+        instance: Instance,
+        hook: HookKind,
+    ) -> Option<Event> {
+        // Its result comes back through the channel when it is done.
         let spec = self.with_init_env(&pod.entries[entry]);
-        let Some(handler) = spec.hook(hook).cloned() else { return };
+        let handler = spec.hook(hook).cloned()?;
         let reaper = Rc::clone(&self.reaper);
         let tx = self.tx.clone();
         let task = crate::runtime::task::spawn(async move {
@@ -357,8 +256,90 @@ impl Runtime {
         if let Some(old) = self.hooks.insert((entry, hook), task.abort_handle()) {
             old.abort();
         }
+        None
     }
 
+    fn stop_checks(&mut self, entry: EntryId) {
+        self.probes.retain(|&(e, _), h| {
+            if e == entry {
+                h.abort();
+            }
+            e != entry
+        });
+        self.hooks.retain(|&(e, _), h| {
+            if e == entry {
+                h.abort();
+            }
+            e != entry
+        });
+    }
+}
+
+impl Runtime {
+    /// Room for entries a `podinit reload` added (the lifecycle appends
+    /// them to the pod's spec before it asks for their spawns).
+    pub(super) fn grow(&mut self, pod: &PodSpec) {
+        let width = self.prefixes.first().map_or(0, |p| p.len().saturating_sub(3));
+        while let Some(e) = pod.entries.get(self.prefixes.len()) {
+            let width = width.max(e.name.len());
+            self.prefixes.push(format!("{:width$} | ", e.name).into_bytes());
+        }
+        if self.spawn_failures.len() < pod.entries.len() {
+            self.spawn_failures.resize(pod.entries.len(), 0);
+        }
+        self.counters.grow(pod.entries.len());
+    }
+
+    /// The env file of an init that exited 0, read into what later entries
+    /// get (the need behind KEP-3721). Bounded and parsed as `env_file`; one
+    /// that cannot be read or parsed makes the init count as failed
+    /// (status 1), with the reason in the log. Values are never logged.
+    pub(super) fn take_init_env(&mut self, pod: &PodSpec, entry: EntryId, exit: Exit) -> Exit {
+        let spec = &pod.entries[entry];
+        let (Some(dir), true, true) = (&self.env_dir, spec.role == crate::config::Role::Init, exit.success())
+        else {
+            return exit;
+        };
+        let file = dir.join(format!("{}.env", spec.name));
+        if !file.exists() {
+            return exit;
+        }
+        let pairs = crate::config::validate::read_text_no_symlink(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| crate::config::envfile::parse_literal(&text));
+        match pairs {
+            Ok(pairs) => {
+                let names: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+                tracing::info!("{} wrote {} for the entries after it", spec.name, names.join(", "));
+                self.init_env.extend(pairs);
+                exit
+            }
+            Err(why) => {
+                tracing::error!(
+                    "{}: its {ENV_FILE_VAR} {}: {why}; the init counts as failed",
+                    spec.name,
+                    file.display()
+                );
+                Exit::Code(1)
+            }
+        }
+    }
+
+    /// The entry as it runs: with what the inits before wrote, then its own
+    /// environment (which wins), and an init's own `PODINIT_ENV_FILE`.
+    fn with_init_env(&self, spec: &EntrySpec) -> EntrySpec {
+        let mut spec = spec.clone();
+        let mut env: Vec<(String, String)> =
+            self.init_env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        if let (Some(dir), crate::config::Role::Init) = (&self.env_dir, spec.role) {
+            let file = dir.join(format!("{}.env", spec.name));
+            let _ = std::fs::remove_file(&file);
+            env.push((ENV_FILE_VAR.to_owned(), file.display().to_string()));
+        }
+        env.extend(spec.env);
+        spec.env = env;
+        spec
+    }
     /// Kills and reaps every leftover descendant, then writes out all output
     /// still buffered, by `grace_end` if a signal's grace period ends then
     /// ([`drain_until`]).
