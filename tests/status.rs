@@ -35,17 +35,8 @@ fn status(sock: &Path, json: bool) -> Status {
 
 /// Runs `podinit status --socket SOCK ARGS...`, killed after 5 s.
 fn status_with(sock: &Path, args: &[&str]) -> Status {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_podinit"));
-    cmd.arg("status").arg("--socket").arg(sock).args(args);
     let t0 = Instant::now();
-    let mut child = cmd
-        .env_remove("PODINIT_STATUS_SOCKET")
-        .env_remove("PODINIT_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn podinit status");
+    let mut child = spawn_status(sock, args);
     loop {
         if child.try_wait().unwrap().is_some() {
             break;
@@ -587,7 +578,7 @@ fn watch_prints_each_table_to_a_pipe_and_exits_0_on_sigint() {
     let mut run = td.podinit().config(&path).deadline(secs(20.0)).spawn();
     status_until(&mut run, &sock, 0, secs(10.0));
 
-    let mut watch = spawn_watch(&sock);
+    let mut watch = spawn_status(&sock, &["--watch"]);
     let stdout = watch.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     thread::spawn(move || {
@@ -630,7 +621,7 @@ fn watch_prints_each_table_to_a_pipe_and_exits_0_on_sigint() {
 
     // When podinit goes away, the watch ends as `podinit status` does when
     // no podinit answers.
-    let watch = spawn_watch(&sock);
+    let watch = spawn_status(&sock, &["--watch"]);
     run.signal(15);
     run.wait().assert_code(0);
     let out = watch.wait_with_output().unwrap();
@@ -639,16 +630,19 @@ fn watch_prints_each_table_to_a_pipe_and_exits_0_on_sigint() {
     assert!(stderr.contains("podinit status: no podinit answers"), "{stderr}");
 }
 
-/// `podinit status --watch` against `sock`, its stdout and stderr piped.
-fn spawn_watch(sock: &std::path::Path) -> std::process::Child {
+/// `podinit status --socket SOCK ARGS...` started, its stdout and stderr
+/// piped, with no socket or config from the environment.
+fn spawn_status(sock: &Path, args: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_podinit"))
-        .args(["status", "--watch", "--socket"])
+        .arg("status")
+        .arg("--socket")
         .arg(sock)
+        .args(args)
         .env_remove("PODINIT_STATUS_SOCKET")
         .env_remove("PODINIT_CONFIG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn podinit status --watch")
+        .expect("spawn podinit status")
 }
