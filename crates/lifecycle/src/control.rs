@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::entry::{EntryState, StopCause};
 use crate::events::{Action, Control, EntryId, Timer};
-use crate::notes::{Note, Said};
+use crate::notes::{Note, Said, SkipReason};
 use crate::pod::{Phase, Pod};
 use crate::spec::{Role, Signal};
 
@@ -80,16 +80,26 @@ impl Pod {
                 if let Some(why) = not_now(&e.state) {
                     return Err(why);
                 }
-                match e.state {
+                // The extra runs of a scheduled entry stop with it.
+                let state = e.state.clone();
+                self.stop_extra_runs(entry, now);
+                match state {
                     EntryState::Running(_) => {
                         self.note(entry, Said::StopRequested { running: true });
                         self.stop_for(entry, StopCause::Hold, None, now);
                         Ok(())
                     }
                     EntryState::Backoff { .. } => {
-                        self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
                         self.note(entry, Said::StopRequested { running: false });
-                        self.entries[entry].state = EntryState::Held;
+                        if self.role(entry) == Role::Scheduled {
+                            // A run between two tries: it ends here.
+                            self.end_run_in_backoff(entry, now);
+                        } else {
+                            self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
+                        }
+                        if self.entries[entry].run_of.is_none() {
+                            self.entries[entry].state = EntryState::Held;
+                        }
                         self.ended_for_now(entry, now);
                         Ok(())
                     }
@@ -127,9 +137,13 @@ impl Pod {
         let Some(schedule) = self.spec.entries.get(entry).and_then(|e| e.schedule.as_ref()) else {
             return Err(format!("{name} is not a scheduled entry"));
         };
-        let (suspended, policy) = (schedule.suspend, schedule.concurrency_policy);
+        let suspended = schedule.suspend;
         if self.entries[entry].is_removed() {
             return Err(format!("{name} was removed by `podinit reload`"));
+        }
+        if let Some(of) = self.entries[entry].run_of {
+            let of = self.name(of);
+            return Err(format!("{name} is an extra run of {of}: ask {of}"));
         }
         let reached = matches!(self.phase, Phase::Running { .. });
         match request {
@@ -137,25 +151,28 @@ impl Pod {
                 if !reached {
                     return Err(format!("{name} does not run yet: the mains have not been reached"));
                 }
-                match &self.entries[entry].state {
-                    EntryState::Exited | EntryState::Held => {
-                        self.note(entry, Said::TriggerRequested);
-                        self.start_run(entry, std::time::Duration::ZERO, now);
-                        Ok(())
-                    }
-                    EntryState::Running(live) if live.stop().is_none() => match policy {
-                        crate::spec::ConcurrencyPolicy::Replace => {
-                            self.note(entry, Said::TriggerRequested);
-                            self.note(entry, Said::RunReplaced);
-                            self.stop_for(entry, StopCause::Restart, None, now);
-                            Ok(())
-                        }
-                        crate::spec::ConcurrencyPolicy::Allow | crate::spec::ConcurrencyPolicy::Forbid => {
-                            Err(format!("{name} runs already (concurrency_policy Forbid)"))
-                        }
-                    },
-                    _ => Err(format!("{name} is being started or stopped; ask again once it is done")),
+                if self.entries[entry].state == EntryState::Held {
+                    // `podinit stop` holds its schedule, not a run asked for.
+                    self.note(entry, Said::TriggerRequested);
+                    self.start_run(entry, std::time::Duration::ZERO, now);
+                    return Ok(());
                 }
+                let policy = schedule.concurrency_policy;
+                let state = self.entries[entry].state.clone();
+                // Said before what the run does, once it is taken.
+                let at = self.notes.len();
+                let taken = self.run_now(entry, std::time::Duration::ZERO, now);
+                if taken.is_ok() {
+                    self.notes.insert(at, Note::entry(entry, Said::TriggerRequested));
+                }
+                taken.map_err(|why| match why {
+                    SkipReason::MaxConcurrent { max } => format!("{name} runs {max} times already (max_concurrent)"),
+                    SkipReason::BeingStopped => format!("{name} is being stopped; ask again once it is done"),
+                    _ if matches!(state, EntryState::Spawning { .. }) => {
+                        format!("{name} is being started; ask again once it runs")
+                    }
+                    _ => format!("{name} runs already (concurrency_policy {policy})"),
+                })
             }
             Control::Suspend(_) if suspended => Err(format!("{name} is suspended already")),
             Control::Resume(_) if !suspended => Err(format!("{name} is not suspended")),
@@ -177,6 +194,27 @@ impl Pod {
             | Control::Start(_)
             | Control::Signal(..)
             | Control::Shutdown => Ok(()),
+        }
+    }
+
+    /// `podinit stop` of a scheduled entry: its extra runs (`concurrency_policy
+    /// = "Allow"`) are stopped through their stop path too.
+    fn stop_extra_runs(&mut self, entry: EntryId, now: Instant) {
+        for i in 0..self.entries.len() {
+            if self.entries[i].run_of != Some(entry) {
+                continue;
+            }
+            match &self.entries[i].state {
+                EntryState::Running(live) if live.stop().is_none() => {
+                    self.note(i, Said::StopRequested { running: true });
+                    self.stop_for(i, StopCause::Hold, None, now);
+                }
+                EntryState::Backoff { .. } => {
+                    self.note(i, Said::StopRequested { running: false });
+                    self.end_run_in_backoff(i, now);
+                }
+                _ => {}
+            }
         }
     }
 

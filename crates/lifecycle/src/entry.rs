@@ -52,8 +52,17 @@ pub(crate) struct Entry {
     pub(crate) instance: Instance,
     /// Instances started after its first.
     pub(crate) restarts: u32,
-    /// A scheduled entry's runs: started, failed, skipped, the last one.
+    /// A scheduled entry's runs: started, failed, skipped, the last one
+    /// (an extra run's are counted on the entry it runs for).
     pub(crate) runs: crate::status::RunStats,
+    /// The run this entry's process belongs to, while it is a scheduled
+    /// entry's: restarts within it, its first instance (its
+    /// `active_deadline` counts from that one's start, as a Job's).
+    pub(crate) run: Run,
+    /// An extra run of this scheduled entry, under `concurrency_policy =
+    /// "Allow"`: it runs beside that entry's own run with the same settings
+    /// (`scheduled.rs`), shown as `NAME#2`, `NAME#3`...
+    pub(crate) run_of: Option<EntryId>,
     /// How its last instance ended.
     pub(crate) last_exit: Option<Exit>,
     /// The delay before its next restart (docs/lifecycle.md rule 8).
@@ -79,6 +88,8 @@ impl Entry {
             instance: 0,
             restarts: 0,
             runs: crate::status::RunStats::default(),
+            run: Run::default(),
+            run_of: None,
             last_exit: None,
             backoff: Backoff::new(backoff),
             spawn_failures: 0,
@@ -113,6 +124,18 @@ impl Entry {
             _ => false,
         }
     }
+}
+
+/// A scheduled entry's current (or last) run: one or more instances, when
+/// its `restart_policy` is `"OnFailure"` (a Job's, kubernetes.io "Jobs").
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Run {
+    /// Its first instance: the key of its `active_deadline` timer.
+    pub(crate) first: Instance,
+    /// When it started.
+    pub(crate) started_at: Option<Instant>,
+    /// Instances started after its first (bounded by `max_restarts`).
+    pub(crate) restarts: u32,
 }
 
 /// What one entry is doing: the states of its machine.
@@ -729,11 +752,17 @@ impl Pod {
                 Applied
             }
             (S::Backoff { .. }, Ev::Spawned(_) | Ev::SpawnFailed(_)) => Ignored("no spawn is under way"),
-            (
-                S::Backoff { .. },
-                Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer | Ev::RunDeadline,
-            ) => Ignored("it has no process"),
-            (S::Backoff { .. }, Ev::RunDue(_)) => Ignored("a scheduled entry is never in backoff"),
+            (S::Backoff { .. }, Ev::Exited(_) | Ev::Probe(..) | Ev::Hook(..) | Ev::StopTimer) => {
+                Ignored("it has no process")
+            }
+            // A scheduled entry's run between two tries (`restart_policy =
+            // "OnFailure"`): a run due meets its concurrency_policy, and its
+            // active_deadline ends it (a Job's, kubernetes.io "Jobs").
+            (S::Backoff { .. }, Ev::RunDue(late)) => self.on_run_due(entry, late, now),
+            (S::Backoff { .. }, Ev::RunDeadline) => {
+                self.on_run_deadline(entry, now);
+                Applied
+            }
 
             // ----- ended: exited, held by `podinit stop`, removed by `podinit reload` -----
             (S::Exited | S::Held | S::Removed, Ev::Spawned(_) | Ev::SpawnFailed(_)) => {

@@ -39,7 +39,8 @@ pub enum Timer {
     /// computes for [`Action::ArmRun`], which it reports as
     /// [`Event::RunDue`] (the machine only cancels it by this name).
     Run(EntryId),
-    /// A scheduled entry's run has run its `active_deadline`.
+    /// A scheduled entry's run has run its `active_deadline`; the instance
+    /// is the run's first (the deadline counts over its tries).
     RunDeadline(EntryId, Instance),
 }
 

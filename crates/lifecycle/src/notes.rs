@@ -298,6 +298,15 @@ pub enum Said {
     /// due while the last one runs (`concurrency_policy = "Replace"`): that
     /// one is stopped, the new one starts once it has exited.
     RunReplaced,
+    /// Warn, `scheduled_run_max_restarts`, about a scheduled entry: its run
+    /// failed again (`status`) after `max` restarts within it: the run ends
+    /// failed (a Job's `backoffLimit`), the pod goes on.
+    RunMaxRestarts {
+        /// How its last instance ended.
+        exit: Exit,
+        /// The entry's `max_restarts`.
+        max: u32,
+    },
     /// Warn, `scheduled_run_deadline_exceeded`, about a scheduled entry: its
     /// run has run its `active_deadline` (`delay_ms`) and is stopped.
     RunDeadlineExceeded {
@@ -323,17 +332,24 @@ pub enum SkipReason {
     },
     /// `podinit stop` keeps it down.
     Held,
+    /// `max` runs run already (`concurrency_policy = "Allow"` with
+    /// `max_concurrent`).
+    MaxConcurrent {
+        /// Its `max_concurrent`.
+        max: u32,
+    },
 }
 
 impl SkipReason {
     /// The `reason` field: `still_running`, `being_stopped`,
-    /// `missed_starting_deadline`, `held`.
+    /// `missed_starting_deadline`, `held`, `max_concurrent`.
     pub fn as_str(self) -> &'static str {
         match self {
             SkipReason::StillRunning => "still_running",
             SkipReason::BeingStopped => "being_stopped",
             SkipReason::Missed { .. } => "missed_starting_deadline",
             SkipReason::Held => "held",
+            SkipReason::MaxConcurrent { .. } => "max_concurrent",
         }
     }
 }
@@ -360,7 +376,7 @@ impl Note {
             | S::OldInstance { .. }
             | S::ImpossiblePid(_)
             | S::EventAfterExit(_) => Level::Debug,
-            S::RunDeadlineExceeded { .. } => Level::Warn,
+            S::RunDeadlineExceeded { .. } | S::RunMaxRestarts { .. } => Level::Warn,
             S::RunStarted { .. }
             | S::RunFinished { .. }
             | S::RunSkipped { .. }
@@ -441,6 +457,7 @@ impl Note {
             S::SuspendRequested { suspend: true } => "suspend_requested",
             S::SuspendRequested { suspend: false } => "resume_requested",
             S::RunDeadlineExceeded { .. } => "scheduled_run_deadline_exceeded",
+            S::RunMaxRestarts { .. } => "scheduled_run_max_restarts",
             S::SignalDuringTermination { .. }
             | S::LivenessRecovered { .. }
             | S::ProbeAttemptFailed { .. }
@@ -472,7 +489,8 @@ impl Note {
             | Said::MaxRestarts { exit, .. }
             | Said::InitFailed { exit }
             | Said::RestartAll { exit }
-            | Said::RunFinished { exit, .. } => Some(exit.status()),
+            | Said::RunFinished { exit, .. }
+            | Said::RunMaxRestarts { exit, .. } => Some(exit.status()),
             _ => None,
         }
     }
@@ -691,6 +709,9 @@ impl fmt::Display for Text<'_> {
                         humantime::format_duration(*deadline)
                     ),
                     SkipReason::Held => write!(f, "held by `podinit stop` (`podinit start {name}` ends it)"),
+                    SkipReason::MaxConcurrent { max } => {
+                        write!(f, "{max} runs run already (max_concurrent)")
+                    }
                 }
             }
             S::TriggerRequested => write!(f, "run of {name} asked for: starting it"),
@@ -703,6 +724,10 @@ impl fmt::Display for Text<'_> {
             S::RunReplaced => {
                 write!(f, "scheduled run of {name} due while the last one runs: replacing it (concurrency_policy Replace)")
             }
+            S::RunMaxRestarts { exit, max } => write!(
+                f,
+                "scheduled run of {name} exited with {exit} after {max} restarts within it (max_restarts): the run has failed"
+            ),
             S::RunDeadlineExceeded { deadline } => write!(
                 f,
                 "scheduled run of {name} has run its active_deadline ({}): stopping it",

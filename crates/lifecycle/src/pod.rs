@@ -188,8 +188,13 @@ impl Pod {
             Event::RunDue { entry, late } => {
                 self.on_entry(entry, None, EntryEvent::RunDue(late), now);
             }
-            Event::Timer(Timer::RunDeadline(entry, instance)) => {
-                self.on_entry(entry, Some(instance), EntryEvent::RunDeadline, now);
+            // Keyed by its run's first instance: it counts over the run's
+            // tries (a Job's activeDeadlineSeconds); a timer of an earlier
+            // run is news about an earlier instance.
+            Event::Timer(Timer::RunDeadline(entry, first)) => {
+                let current = self.entries.get(entry).is_some_and(|e| e.run.first == first);
+                let instance = if current { None } else { Some(first) };
+                self.on_entry(entry, instance, EntryEvent::RunDeadline, now);
             }
             Event::Timer(Timer::Deadline) => {
                 if !self.terminating() {

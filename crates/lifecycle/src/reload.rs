@@ -67,7 +67,8 @@ impl Pod {
                 }
             }
         }
-        for (i, old) in self.spec.entries.iter().enumerate() {
+        for i in 0..self.entries.len() {
+            let old = &self.spec.entries[self.run_owner(i)];
             let gone = !self.entries[i].is_removed() && !spec.entries.iter().any(|e| e.name == old.name);
             let spawning = matches!(
                 self.entries[i].state,
@@ -102,10 +103,11 @@ impl Pod {
                 }
             }
         }
+        // An extra run (`NAME#2`) goes with its entry: it is not in the file.
         let gone: Vec<EntryId> = (0..self.entries.len())
             .filter(|&i| {
-                !self.entries[i].is_removed()
-                    && !spec.entries.iter().any(|e| e.name == self.spec.entries[i].name)
+                let named = self.spec.entries[self.run_owner(i)].name.as_str();
+                !self.entries[i].is_removed() && !spec.entries.iter().any(|e| e.name == named)
             })
             .collect();
         for i in gone {
@@ -175,7 +177,9 @@ impl Pod {
 
     /// The entry named `name` that has not been removed.
     pub(crate) fn current_named(&self, name: &str) -> Option<EntryId> {
-        (0..self.entries.len()).find(|&i| !self.entries[i].is_removed() && self.spec.entries[i].name == name)
+        (0..self.entries.len()).find(|&i| {
+            !self.entries[i].is_removed() && self.entries[i].run_of.is_none() && self.spec.entries[i].name == name
+        })
     }
 
     /// Entry `i` has new settings (`podinit reload`).

@@ -42,7 +42,13 @@ impl Pod {
         self.out.push(Action::StopChecks { entry });
         self.out.push(Action::CancelTimer(Timer::Stop(entry, instance)));
         if role == Role::Scheduled {
-            self.run_finished(entry, instance, exit, ran_for, now);
+            // A failure with no stop asked for may try again within its run
+            // (`restart_policy = "OnFailure"`); otherwise the run is over.
+            if cause.is_none() && !self.terminating() && self.phase != Phase::Restarting && self.run_tries_again(entry, exit) {
+                self.restart_after_backoff(entry, ran_for, now);
+                return;
+            }
+            self.run_finished(entry, exit, now);
         }
 
         if self.phase == Phase::Restarting {
@@ -89,6 +95,9 @@ impl Pod {
                 self.spawn(entry, now);
                 return;
             }
+            // An extra run stopped by request is idle again, not held: its
+            // entry's schedule is what `podinit stop` holds.
+            Some(StopCause::Hold) if self.entries[entry].run_of.is_some() => return,
             Some(StopCause::Hold) => {
                 self.entries[entry].state = EntryState::Held;
                 self.ended_for_now(entry, now);
@@ -114,8 +123,8 @@ impl Pod {
         }
         let restart = match (role, by_rule) {
             (Role::Sidecar, _) => true,
-            // A run ends for good however it ends: the next one is the
-            // schedule's (its restart_policy is "Never", by validation).
+            // Its tries within a run were decided above: the next run is
+            // the schedule's.
             (Role::Scheduled, None) => false,
             // Handled above; kept so the match stays exhaustive.
             (_, Some(RuleAction::Restart | RuleAction::RestartAll)) => true,
@@ -137,14 +146,7 @@ impl Pod {
             return;
         }
         if restart {
-            let delay = self.entries[entry].backoff.next_delay(ran_for);
-            if delay.is_zero() {
-                self.restart(entry, now);
-            } else {
-                self.note(entry, Said::Backoff { delay });
-                self.entries[entry].state = EntryState::Backoff { until: now + delay };
-                self.out.push(Action::ArmTimer { timer: Timer::Backoff(entry), at: now + delay });
-            }
+            self.restart_after_backoff(entry, ran_for, now);
             return;
         }
         match role {
@@ -195,6 +197,19 @@ impl Pod {
             }
             // A scheduled entry holds nothing and completes nothing.
             Role::Init | Role::Scheduled => {}
+        }
+    }
+
+    /// Starts the entry again after its backoff (docs/lifecycle.md rule 8),
+    /// at once when that is zero; its last instance ran `ran_for`.
+    fn restart_after_backoff(&mut self, entry: EntryId, ran_for: Duration, now: Instant) {
+        let delay = self.entries[entry].backoff.next_delay(ran_for);
+        if delay.is_zero() {
+            self.restart(entry, now);
+        } else {
+            self.note(entry, Said::Backoff { delay });
+            self.entries[entry].state = EntryState::Backoff { until: now + delay };
+            self.out.push(Action::ArmTimer { timer: Timer::Backoff(entry), at: now + delay });
         }
     }
 

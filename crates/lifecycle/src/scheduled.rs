@@ -10,8 +10,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::entry::{EntryState, Outcome};
-use crate::events::{Action, EntryId, Instance, Timer};
+use crate::entry::{Entry, EntryState, Outcome, Run};
+use crate::events::{Action, EntryId, Timer};
 use crate::exit_status::Exit;
 use crate::notes::{Said, SkipReason};
 use crate::pod::{Phase, Pod};
@@ -41,81 +41,177 @@ impl Pod {
         let Some(schedule) = &self.spec.entries[entry].schedule else {
             return Outcome::Ignored("it is not a scheduled entry");
         };
+        if self.entries[entry].run_of.is_some() {
+            return Outcome::Ignored("an extra run has no schedule of its own");
+        }
         if !matches!(self.phase, Phase::Running { .. }) {
             return Outcome::Ignored("no run starts before the mains or once termination has begun");
         }
         if schedule.suspend {
             return Outcome::Ignored("it is suspended");
         }
-        let (policy, starting_deadline) = (schedule.concurrency_policy, schedule.starting_deadline);
+        let starting_deadline = schedule.starting_deadline;
         self.out.push(Action::ArmRun { entry, at_once: false });
         if let Some(deadline) = starting_deadline.filter(|&d| late > d) {
             // A CronJob's startingDeadlineSeconds: too late, skipped.
             self.skip_run(entry, SkipReason::Missed { late, deadline });
             return Outcome::Applied;
         }
-        match &self.entries[entry].state {
-            EntryState::Exited => self.start_run(entry, late, now),
-            EntryState::Held => self.skip_run(entry, SkipReason::Held),
-            EntryState::Spawning { .. } => self.skip_run(entry, SkipReason::StillRunning),
-            EntryState::Running(live) => {
-                if live.stop().is_some() {
-                    self.skip_run(entry, SkipReason::BeingStopped);
-                } else {
-                    match policy {
-                        // Refused by the config reader; one process at a time.
-                        ConcurrencyPolicy::Allow | ConcurrencyPolicy::Forbid => {
-                            self.skip_run(entry, SkipReason::StillRunning);
-                        }
-                        ConcurrencyPolicy::Replace => {
-                            // Stopped through its stop path; the new run starts
-                            // once it has exited (`restarts.rs`).
-                            self.note(entry, Said::RunReplaced);
-                            self.stop_for(entry, crate::entry::StopCause::Restart, None, now);
-                        }
-                    }
-                }
-            }
-            // The match arms of `Pod::on_entry` send no other state here.
-            EntryState::Waiting
-            | EntryState::SpawningCopy { .. }
-            | EntryState::Backoff { .. }
-            | EntryState::Removed => return Outcome::Ignored("it cannot run now"),
+        match self.run_now(entry, late, now) {
+            Ok(()) => {}
+            Err(why) => self.skip_run(entry, why),
         }
         Outcome::Applied
+    }
+
+    /// One run of `entry` now (it came due, or `podinit trigger`), `late`
+    /// after its time, under its `concurrency_policy` when one runs
+    /// already; `Err` says why it does not start.
+    pub(crate) fn run_now(&mut self, entry: EntryId, late: Duration, now: Instant) -> Result<(), SkipReason> {
+        let policy = self.spec.entries[entry]
+            .schedule
+            .as_ref()
+            .map_or(ConcurrencyPolicy::Forbid, |s| s.concurrency_policy);
+        let stopping = self.entries[entry].live().is_some_and(|l| l.stop().is_some());
+        match (&self.entries[entry].state, policy) {
+            (EntryState::Exited, _) => self.start_run(entry, late, now),
+            (EntryState::Held, _) => return Err(SkipReason::Held),
+            // Busy (spawning, running, or between two tries of its run):
+            // a CronJob's concurrencyPolicy decides (kubernetes.io "CronJob").
+            (_, ConcurrencyPolicy::Allow) => self.start_extra_run(entry, late, now)?,
+            (_, ConcurrencyPolicy::Forbid) | (EntryState::Spawning { .. }, ConcurrencyPolicy::Replace) => {
+                return Err(if stopping { SkipReason::BeingStopped } else { SkipReason::StillRunning })
+            }
+            (EntryState::Running(_), ConcurrencyPolicy::Replace) if stopping => {
+                return Err(SkipReason::BeingStopped)
+            }
+            (EntryState::Running(_), ConcurrencyPolicy::Replace) => {
+                // Stopped through its stop path; the new run starts once it
+                // has exited (`restarts.rs`).
+                self.note(entry, Said::RunReplaced);
+                self.stop_for(entry, crate::entry::StopCause::Restart, None, now);
+            }
+            (EntryState::Backoff { .. }, ConcurrencyPolicy::Replace) => {
+                // Between two tries: that run ends here, the new one starts.
+                self.note(entry, Said::RunReplaced);
+                self.end_run_in_backoff(entry, now);
+                self.start_run(entry, late, now);
+            }
+            // Never a scheduled entry's state once the mains are reached.
+            (EntryState::Waiting | EntryState::SpawningCopy { .. } | EntryState::Removed, _) => {
+                return Err(SkipReason::StillRunning)
+            }
+        }
+        Ok(())
+    }
+
+    /// `concurrency_policy = "Allow"`: a run beside the running one, in an
+    /// extra entry of `entry` (`NAME#2`, `NAME#3`...: one that is idle, or
+    /// a new one), with `entry`'s settings of now; skipped when
+    /// `max_concurrent` runs run already.
+    fn start_extra_run(&mut self, entry: EntryId, late: Duration, now: Instant) -> Result<(), SkipReason> {
+        let runs_of = |p: &Pod, i: EntryId| i == entry || p.entries[i].run_of == Some(entry);
+        let busy = (0..self.entries.len())
+            .filter(|&i| runs_of(self, i))
+            .filter(|&i| !matches!(self.entries[i].state, EntryState::Exited | EntryState::Held | EntryState::Removed))
+            .count();
+        let max = self.spec.entries[entry].schedule.as_ref().and_then(|s| s.max_concurrent);
+        if let Some(max) = max.filter(|&m| busy >= m as usize) {
+            return Err(SkipReason::MaxConcurrent { max });
+        }
+        let idle = (0..self.entries.len())
+            .find(|&i| self.entries[i].run_of == Some(entry) && self.entries[i].state == EntryState::Exited);
+        let extra = match idle {
+            Some(i) => i,
+            None => {
+                let n = (0..self.entries.len()).filter(|&i| self.entries[i].run_of == Some(entry)).count();
+                let mut e = Entry::new(self.spec.backoff);
+                e.state = EntryState::Exited;
+                e.run_of = Some(entry);
+                self.entries.push(e);
+                self.spec.entries.push(self.spec.entries[entry].clone());
+                let i = self.entries.len() - 1;
+                self.spec.entries[i].name = format!("{}#{}", self.spec.entries[entry].name, n + 2);
+                i
+            }
+        };
+        // Its settings are the entry's of now (a reload may have changed them).
+        let name = std::mem::take(&mut self.spec.entries[extra].name);
+        self.spec.entries[extra] = crate::spec::EntrySpec { name, ..self.spec.entries[entry].clone() };
+        self.start_run(extra, late, now);
+        Ok(())
     }
 
     /// A run starts now, `late` after its time; its `active_deadline`, if
     /// any, counts from now.
     pub(crate) fn start_run(&mut self, entry: EntryId, late: Duration, now: Instant) {
         self.note(entry, Said::RunStarted { late });
-        let runs = &mut self.entries[entry].runs;
+        let owner = self.run_owner(entry);
+        let runs = &mut self.entries[owner].runs;
         runs.started = runs.started.saturating_add(1);
         runs.last_start = Some(now);
         self.spawn(entry, now);
-        let instance = self.entries[entry].instance;
+        let e = &mut self.entries[entry];
+        e.run = Run { first: e.instance, started_at: Some(now), restarts: 0 };
+        // A new run tries afresh (a new Job's pods have a backoff of their own).
+        e.backoff = crate::backoff::Backoff::new(self.spec.backoff);
+        let first = e.instance;
         if let Some(d) = self.spec.entries[entry].schedule.as_ref().and_then(|s| s.active_deadline) {
-            self.out.push(Action::ArmTimer { timer: Timer::RunDeadline(entry, instance), at: now + d });
+            self.out.push(Action::ArmTimer { timer: Timer::RunDeadline(entry, first), at: now + d });
         }
     }
 
+    /// The entry whose runs a run of `entry` counts for: itself, or the
+    /// entry an extra run runs for.
+    pub(crate) fn run_owner(&self, entry: EntryId) -> EntryId {
+        self.entries[entry].run_of.unwrap_or(entry)
+    }
+
+    /// Whether a run that just had an instance end with `exit` (no stop
+    /// asked for it) tries again: `restart_policy = "OnFailure"` and a
+    /// failure, within `max_restarts` (a Job's `restartPolicy` and
+    /// `backoffLimit`, kubernetes.io "Jobs"). At the limit the run has
+    /// failed, and that is said.
+    pub(crate) fn run_tries_again(&mut self, entry: EntryId, exit: Exit) -> bool {
+        let spec = &self.spec.entries[entry];
+        if exit.success() || spec.restart_policy != Some(crate::spec::RestartPolicy::OnFailure) {
+            return false;
+        }
+        let max = spec.max_restarts.unwrap_or(u32::MAX);
+        let run = &mut self.entries[entry].run;
+        if run.restarts >= max {
+            self.note(entry, Said::RunMaxRestarts { exit, max });
+            return false;
+        }
+        run.restarts = run.restarts.saturating_add(1);
+        true
+    }
+
+    /// A run waiting out its backoff between two tries ends there (it is
+    /// replaced, stopped, past its deadline, or the pod terminates).
+    pub(crate) fn end_run_in_backoff(&mut self, entry: EntryId, now: Instant) {
+        self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
+        let e = &mut self.entries[entry];
+        e.state = EntryState::Exited;
+        let exit = e.last_exit.unwrap_or(Exit::Code(1));
+        self.run_finished(entry, exit, now);
+    }
+
     fn skip_run(&mut self, entry: EntryId, why: SkipReason) {
-        let runs = &mut self.entries[entry].runs;
+        let owner = self.run_owner(entry);
+        let runs = &mut self.entries[owner].runs;
         runs.skipped = runs.skipped.saturating_add(1);
         self.note(entry, Said::RunSkipped { why });
     }
 
-    /// A run has ended, however it ended: reported, never a failure of the pod.
-    pub(crate) fn run_finished(
-        &mut self,
-        entry: EntryId,
-        instance: Instance,
-        exit: Exit,
-        ran_for: Duration,
-        now: Instant,
-    ) {
+    /// A run has ended, however it ended: reported, never a failure of the
+    /// pod. It ran from its first instance's start (a Job's duration).
+    pub(crate) fn run_finished(&mut self, entry: EntryId, exit: Exit, now: Instant) {
         debug_assert_eq!(self.role(entry), Role::Scheduled);
-        let runs = &mut self.entries[entry].runs;
+        let run = self.entries[entry].run;
+        let ran_for = run.started_at.map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        let owner = self.run_owner(entry);
+        let runs = &mut self.entries[owner].runs;
         runs.last_ran_for = Some(ran_for);
         if exit.success() {
             runs.last_success = Some(now);
@@ -123,7 +219,7 @@ impl Pod {
             runs.failed = runs.failed.saturating_add(1);
         }
         if self.spec.entries[entry].schedule.as_ref().is_some_and(|s| s.active_deadline.is_some()) {
-            self.out.push(Action::CancelTimer(Timer::RunDeadline(entry, instance)));
+            self.out.push(Action::CancelTimer(Timer::RunDeadline(entry, run.first)));
         }
         self.note(entry, Said::RunFinished { exit, ran_for });
     }
@@ -133,6 +229,11 @@ impl Pod {
     pub(crate) fn on_run_deadline(&mut self, entry: EntryId, now: Instant) {
         let deadline = self.spec.entries[entry].schedule.as_ref().and_then(|s| s.active_deadline);
         self.note(entry, Said::RunDeadlineExceeded { deadline: deadline.unwrap_or_default() });
-        self.stop_for(entry, crate::entry::StopCause::Failed, None, now);
+        if matches!(self.entries[entry].state, EntryState::Backoff { .. }) {
+            // Between two tries: no further try (a Job past its deadline).
+            self.end_run_in_backoff(entry, now);
+        } else {
+            self.stop_for(entry, crate::entry::StopCause::Failed, None, now);
+        }
     }
 }

@@ -98,11 +98,11 @@ named_enum! {
 named_enum! {
     /// `concurrency_policy` of a scheduled entry: what a run that comes due
     /// while the previous one still runs does (a CronJob's
-    /// `concurrencyPolicy`, kubernetes.io "CronJob"). Overlapping runs
-    /// (`Allow`, CronJob's default) are not supported: one entry has one
-    /// process, and the config reader refuses `Allow` with that reason.
+    /// `concurrencyPolicy`, kubernetes.io "CronJob").
     pub enum ConcurrencyPolicy {
-        /// Overlapping runs: never in a validated spec (see above).
+        /// The new run starts beside the running one (CronJob's default),
+        /// as an extra run of the entry (`NAME#2`...), up to
+        /// [`ScheduleSpec::max_concurrent`].
         Allow = "Allow",
         /// The new run is skipped (and counted).
         Forbid = "Forbid",
@@ -347,6 +347,10 @@ pub struct ScheduleSpec {
     /// A run still running after this is stopped through its stop path (a
     /// Job's `activeDeadlineSeconds`); `None`: no limit.
     pub active_deadline: Option<Duration>,
+    /// Under `Allow`, at most this many runs at once: a run due when that
+    /// many run is skipped and counted (process-compose's
+    /// `schedule.max_concurrent`; a CronJob has no limit); `None`: no limit.
+    pub max_concurrent: Option<u32>,
 }
 
 /// A scheduled entry's `schedule` or `every`.

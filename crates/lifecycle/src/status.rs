@@ -190,7 +190,7 @@ impl Pod {
                     },
                     killed: matches!(s.step, StopStep::Killed { .. }),
                 }),
-                runs: (s.role == Role::Scheduled).then_some(e.runs),
+                runs: (s.role == Role::Scheduled && e.run_of.is_none()).then_some(e.runs),
                 timing: e.timing,
             })
             .collect()

@@ -75,6 +75,10 @@ impl Pod {
                         self.entries[entry].state = EntryState::Exited;
                     }
                 }
+                EntryState::Backoff { .. } if self.role(entry) == Role::Scheduled => {
+                    // A run between two tries: it ends here.
+                    self.end_run_in_backoff(entry, now);
+                }
                 EntryState::Waiting | EntryState::Backoff { .. } => {
                     // Not running: not waited for.
                     if matches!(self.entries[entry].state, EntryState::Backoff { .. }) {

@@ -299,6 +299,12 @@ fn every_note() -> Vec<(Note, Level, &'static str, &'static str)> {
             "scheduled_run_skipped",
             "scheduled run of web skipped: held by `podinit stop` (`podinit start web` ends it)",
         ),
+        (
+            web(S::RunSkipped { why: crate::SkipReason::MaxConcurrent { max: 2 } }),
+            Info,
+            "scheduled_run_skipped",
+            "scheduled run of web skipped: 2 runs run already (max_concurrent)",
+        ),
         (web(S::TriggerRequested), Info, "trigger_requested", "run of web asked for: starting it"),
         (
             web(S::SuspendRequested { suspend: true }),
@@ -323,6 +329,12 @@ fn every_note() -> Vec<(Note, Level, &'static str, &'static str)> {
             Warn,
             "scheduled_run_deadline_exceeded",
             "scheduled run of web has run its active_deadline (5m): stopping it",
+        ),
+        (
+            web(S::RunMaxRestarts { exit: Exit::Code(3), max: 6 }),
+            Warn,
+            "scheduled_run_max_restarts",
+            "scheduled run of web exited with status 3 after 6 restarts within it (max_restarts): the run has failed",
         ),
         (
             pod(S::EventAfterExit(probe_event)),
@@ -446,8 +458,15 @@ fn every_note_carries_its_fields() {
         notes.iter().filter(|(_, _, e, _)| *e == "scheduled_run_skipped").map(|(n, ..)| n.reason()).collect();
     assert_eq!(
         reasons,
-        [Some("still_running"), Some("being_stopped"), Some("missed_starting_deadline"), Some("held")]
+        [
+            Some("still_running"),
+            Some("being_stopped"),
+            Some("missed_starting_deadline"),
+            Some("held"),
+            Some("max_concurrent")
+        ]
     );
+    assert_eq!(fields("scheduled_run_max_restarts"), [(None, Some(3), None, None, None, None)]);
     assert!(notes
         .iter()
         .filter(|(_, _, e, _)| *e != "scheduled_run_skipped")

@@ -94,7 +94,8 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_m
             let sidecar = s.role == Role::Sidecar;
             if scheduled {
                 // What the config reader allows a scheduled entry: hooks,
-                // an `every`, either policy, a run's deadline.
+                // an `every`, each policy, a run's deadline, tries within a
+                // run.
                 let mut e = EntrySpec::new(
                     &format!("e{i}"),
                     s.role,
@@ -108,6 +109,8 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_m
                     time_zone: "UTC".into(),
                     concurrency_policy: if s.startup {
                         crate::spec::ConcurrencyPolicy::Replace
+                    } else if s.extra % 2 == 1 {
+                        crate::spec::ConcurrencyPolicy::Allow
                     } else {
                         crate::spec::ConcurrencyPolicy::Forbid
                     },
@@ -115,7 +118,13 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_m
                     suspend: s.extra == 4,
                     run_on_start: s.liveness,
                     active_deadline: s.hold_ready.then_some(Duration::from_millis(1500)),
+                    max_concurrent: (s.extra == 3).then_some(2),
                 });
+                // Tries within a run (a Job's restartPolicy and backoffLimit).
+                if s.extra >= 2 {
+                    e.restart_policy = Some(RestartPolicy::OnFailure);
+                    e.max_restarts = Some(2);
+                }
                 return e;
             }
             EntrySpec {
@@ -146,6 +155,10 @@ fn build(shapes: &[EntryShape], policy: u8, any: bool, grace_ms: u64, deadline_m
         let mut m = entries[0].clone();
         m.name = "main".into();
         m.role = Role::Main;
+        if m.schedule.take().is_some() {
+            // What only a scheduled entry has (the config reader's rule).
+            (m.restart_policy, m.max_restarts) = (None, None);
+        }
         entries.push(m);
     }
     PodSpec {

@@ -18,6 +18,7 @@ fn scheduled(name: &str, every: u64, policy: ConcurrencyPolicy) -> EntrySpec {
         suspend: false,
         run_on_start: false,
         active_deadline: None,
+        max_concurrent: None,
     });
     e
 }
@@ -253,4 +254,165 @@ fn trigger_before_the_mains_is_refused() {
     assert_eq!(sim.take_log(), s(&["stop job"]));
     sim.exit("job", Exit::Signal(TERM));
     assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
+
+#[test]
+fn allow_starts_an_overlapping_run_beside_the_running_one() {
+    // A CronJob's default (kubernetes.io "CronJob"): runs may overlap.
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.take_log();
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job#2"]), "an extra run, under its own name");
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job#3"]));
+    assert!(skips(&sim).is_empty());
+    // Runs are counted on the entry; an extra run's row has none of its own.
+    let status = sim.pod.status();
+    assert_eq!(status[sim.id("job")].runs.unwrap().started, 3);
+    assert_eq!(status[sim.id("job#2")].runs, None);
+    // An idle extra run is used again before a new one is made.
+    sim.exit("job#2", Exit::Code(1));
+    assert_eq!(sim.pod.status()[sim.id("job")].runs.unwrap().failed, 1);
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job#2"]));
+    // Termination stops every run with the mains; the pod's status is the main's.
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    assert_eq!(sim.take_log(), s(&["stop job", "stop app", "stop job#2", "stop job#3"]));
+    for name in ["job", "app", "job#2", "job#3"] {
+        sim.exit(name, Exit::Signal(TERM));
+    }
+    assert_eq!(sim.fx.exit, Some(128 + TERM));
+}
+
+#[test]
+fn allow_skips_a_run_once_max_concurrent_runs_run() {
+    let job = with(scheduled("job", 10, ConcurrencyPolicy::Allow), |s| s.max_concurrent = Some(2));
+    let mut sim = Sim::new(pod(vec![job, entry("app", Role::Main)]));
+    sim.take_log();
+    sim.advance(Duration::from_secs(20));
+    assert_eq!(sim.take_log(), s(&["spawn job", "spawn job#2"]));
+    sim.advance(Duration::from_secs(10));
+    assert!(sim.take_log().is_empty());
+    assert_eq!(skips(&sim), [SkipReason::MaxConcurrent { max: 2 }]);
+    assert_eq!(sim.pod.status()[sim.id("job")].runs.unwrap().skipped, 1);
+    // `podinit trigger` meets the same limit.
+    let id = sim.id("job");
+    let refused = sim.control(Control::Trigger(id)).unwrap_err();
+    assert!(refused.contains("max_concurrent"), "{refused}");
+    sim.exit("job", Exit::Code(0));
+    sim.control(Control::Trigger(id)).unwrap();
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
+
+#[test]
+fn podinit_stop_stops_the_extra_runs_too_and_they_stay_usable() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(20));
+    sim.take_log();
+    let id = sim.id("job");
+    sim.control(Control::Stop(id)).unwrap();
+    assert_eq!(sim.take_log(), s(&["stop job#2", "stop job"]));
+    sim.exit("job", Exit::Signal(TERM));
+    sim.exit("job#2", Exit::Signal(TERM));
+    sim.advance(Duration::from_secs(10));
+    assert!(sim.take_log().is_empty(), "held: no run");
+    let refused = sim.control(Control::Trigger(sim.id("job#2"))).unwrap_err();
+    assert!(refused.contains("is an extra run of job"), "{refused}");
+    sim.control(Control::Start(id)).unwrap();
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job", "spawn job#2"]));
+}
+
+/// A pod whose backoff after the first immediate restart is 30 s.
+fn slow_backoff(mut p: PodSpec) -> PodSpec {
+    p.backoff.initial = Duration::from_secs(30);
+    p.backoff.max = Duration::from_secs(60);
+    p
+}
+
+fn on_failure(e: EntrySpec, max_restarts: u32) -> EntrySpec {
+    EntrySpec { restart_policy: Some(RestartPolicy::OnFailure), max_restarts: Some(max_restarts), ..e }
+}
+
+#[test]
+fn on_failure_tries_a_run_again_within_max_restarts_then_the_run_fails() {
+    // A Job's restartPolicy OnFailure and backoffLimit (kubernetes.io "Jobs").
+    let job = on_failure(scheduled("job", 60, ConcurrencyPolicy::Forbid), 2);
+    let mut sim = Sim::new(pod(vec![job, entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(60));
+    sim.take_log();
+    sim.exit("job", Exit::Code(1));
+    assert_eq!(sim.take_log(), s(&["spawn job"]), "tried again at once (its backoff starts at zero)");
+    sim.exit("job", Exit::Code(1));
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]), "after its backoff");
+    assert!(!sim.fx.notes.iter().any(|n| n.event() == "scheduled_run_finished"), "one run so far");
+    // A run due between its tries is skipped under Forbid: the run goes on.
+    sim.exit("job", Exit::Code(1));
+    assert!(sim.fx.notes.iter().any(|n| n.event() == "scheduled_run_max_restarts"));
+    let runs = sim.pod.status()[sim.id("job")].runs.unwrap();
+    assert_eq!((runs.started, runs.failed), (1, 1), "one run, failed");
+    // The pod goes on; the next run is the schedule's and tries afresh.
+    sim.advance(Duration::from_secs(50));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    sim.exit("job", Exit::Code(1));
+    assert_eq!(sim.take_log(), s(&["spawn job"]), "a new run has its own restarts");
+    sim.exit("job", Exit::Code(0));
+    let runs = sim.pod.status()[sim.id("job")].runs.unwrap();
+    assert_eq!((runs.started, runs.failed), (2, 1));
+    assert!(runs.last_success.is_some());
+    sim.exit("app", Exit::Code(0));
+    assert_eq!(sim.fx.exit, Some(0));
+}
+
+#[test]
+fn a_runs_active_deadline_counts_over_its_tries_and_ends_it_in_backoff() {
+    let job = with(on_failure(scheduled("job", 600, ConcurrencyPolicy::Forbid), 10), |s| {
+        s.active_deadline = Some(Duration::from_secs(30));
+    });
+    let mut sim = Sim::new(slow_backoff(pod(vec![job, entry("app", Role::Main)])));
+    sim.advance(Duration::from_secs(600));
+    sim.take_log();
+    sim.advance(Duration::from_secs(20));
+    sim.exit("job", Exit::Code(1));
+    sim.exit("job", Exit::Code(1));
+    assert_eq!(sim.take_log(), s(&["spawn job"]), "tried once more at once, then backoff");
+    assert!(matches!(sim.pod.status()[sim.id("job")].state, crate::status::State::Backoff));
+    // 30 s after the run began (not after its last try): it ends.
+    sim.advance(Duration::from_secs(10));
+    assert!(sim.take_log().is_empty(), "no further try");
+    assert!(sim.fx.notes.iter().any(|n| n.event() == "scheduled_run_deadline_exceeded"));
+    let runs = sim.pod.status()[sim.id("job")].runs.unwrap();
+    assert_eq!((runs.started, runs.failed), (1, 1));
+    assert_eq!(runs.last_ran_for, Some(Duration::from_secs(30)));
+}
+
+#[test]
+fn replace_and_termination_end_a_run_waiting_between_tries() {
+    let job = on_failure(scheduled("job", 10, ConcurrencyPolicy::Replace), 5);
+    let mut sim = Sim::new(slow_backoff(pod(vec![job, entry("app", Role::Main)])));
+    sim.advance(Duration::from_secs(10));
+    sim.exit("job", Exit::Code(1));
+    sim.exit("job", Exit::Code(1));
+    sim.take_log();
+    assert!(matches!(sim.pod.status()[sim.id("job")].state, crate::status::State::Backoff));
+    // The next run is due while this one waits out its backoff: it replaces it.
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    assert!(sim.fx.notes.iter().any(|n| n.event() == "scheduled_run_replaced"));
+    assert_eq!(sim.pod.status()[sim.id("job")].runs.unwrap().started, 2);
+    sim.exit("job", Exit::Code(1));
+    sim.exit("job", Exit::Code(1));
+    sim.take_log();
+    // Termination while it waits: the run ends, nothing more starts.
+    sim.event(Event::Terminate { signal: Signal::TERM });
+    assert_eq!(sim.take_log(), s(&["stop app"]));
+    sim.exit("app", Exit::Signal(TERM));
+    assert_eq!(sim.fx.exit, Some(128 + TERM));
+    let runs = sim.pod.status()[sim.id("job")].runs.unwrap();
+    assert_eq!((runs.started, runs.failed), (2, 2));
 }

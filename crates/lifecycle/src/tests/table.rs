@@ -157,8 +157,8 @@ const IGNORED: &[(StateKind, &[EventKind], &str)] = &[
     (K::StoppingKilled, &[E::BackoffOver], NOT_IN_BACKOFF),
     (K::StoppingKilled, &[E::RunDeadline], STOP_BEGUN),
     (K::Backoff, &[E::Spawned, E::SpawnFailed], NO_SPAWN),
-    (K::Backoff, NO_PROCESS_EVENTS, NO_PROCESS),
-    (K::Backoff, &[E::RunDue], "a scheduled entry is never in backoff"),
+    // A scheduled run between two tries: a run due and its deadline are rules.
+    (K::Backoff, &[E::Exited, E::Startup, E::Liveness, E::Readiness, E::PostStart, E::PreStop, E::StopTimer], NO_PROCESS),
     (K::Exited, &[E::Spawned, E::SpawnFailed], NO_SPAWN),
     (K::Exited, NO_PROCESS_EVENTS, NO_PROCESS),
     (K::Exited, &[E::BackoffOver], NOT_IN_BACKOFF),
@@ -276,6 +276,7 @@ fn pod_in(kind: StateKind, event: EventKind, now: Instant) -> Pod {
             suspend: false,
             run_on_start: false,
             active_deadline: Some(Duration::from_secs(30)),
+            max_concurrent: None,
         });
     }
     side.startup_probe = Some(probe());
