@@ -559,6 +559,9 @@ env = { MODE = "full" }
 name = "cleanup"
 role = "scheduled"
 every = "15m"
+max_concurrent = 3
+restart_policy = "OnFailure"
+max_restarts = 4
 command = ["/app/cleanup"]
 
 [[process]]
@@ -632,12 +635,17 @@ command = ["/app/odd"]
         Some("Etc/UTC"),
         "UTC is written out: the default is the controller's zone"
     );
-    assert_eq!(cleanup.concurrency_policy.as_deref(), Some("Forbid"));
+    assert_eq!(cleanup.concurrency_policy.as_deref(), Some("Allow"), "a CronJob's default, and podinit's");
+    // Tries within a run are the Job's.
+    let job = cleanup.job_template.spec.as_ref().unwrap();
+    assert_eq!(job.backoff_limit, Some(4));
+    assert_eq!(job.template.spec.as_ref().unwrap().restart_policy.as_deref(), Some("OnFailure"));
     assert_eq!(cron_jobs[2].spec.as_ref().unwrap().schedule, "* * * * *", "the seconds field dropped");
     for want in [
         "nightly-report: a scheduled entry has no container of its own in a pod: written as the CronJob \"web-nightly-report\"",
         "nightly-report: run_on_start has no CronJob equivalent",
         "tick: schedule \"*/10 * * * * *\" has a seconds field",
+        "cleanup: max_concurrent = 3 has no CronJob equivalent",
         "odd: a scheduled entry is a CronJob on a cluster, but every = \"7m\" is not",
     ] {
         assert!(stderr.contains(want), "want {want:?} in:\n{stderr}");

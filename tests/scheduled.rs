@@ -2,7 +2,8 @@
 //! runs of an `every` and of a cron schedule with seconds come on time, a
 //! run that would overlap is skipped under `Forbid`, SIGTERM during a run
 //! stops it with the mains, before the sidecars, and the pod's exit status
-//! is its main's, whatever the runs did.
+//! is its main's, whatever the runs did; under `Allow` runs overlap as
+//! extra runs, and `OnFailure` tries a failed run again.
 
 mod common;
 use common::*;
@@ -114,6 +115,59 @@ fn sigterm_during_a_run_stops_it_before_the_sidecars() {
     );
     assert!(pos(r, "stop app") < pos(r, "stop side"), "{}", out.report());
     assert_eq!(count(r, "start job"), 1, "no new run once termination has begun\n{}", out.report());
+}
+
+#[test]
+fn allow_overlaps_runs_as_extra_runs_and_on_failure_tries_a_run_again() {
+    let td = TestDir::new();
+    let mut cfg = String::from(
+        "[pod]\ntermination_grace_period = \"3s\"\nbackoff = { initial = \"200ms\", max = \"1s\" }\n\n",
+    );
+    // The main ends once `over` has started four runs and `flaky`'s run
+    // has had its three tries (one, and max_restarts = 2 more).
+    let wait =
+        format!("{}\n{}\nexit 4", sh_wait_records("over-start", 4, 30), sh_wait_records("flaky-try", 3, 30));
+    cfg += &entry("app", "main", &wait, "");
+    // Due every second, runs 2.5 s: under Allow (the default) runs overlap,
+    // at most two at once.
+    cfg += &entry(
+        "over",
+        "scheduled",
+        "echo over-start >> \"@REC@\"\necho \"running as pid $$\"\nsleep 2.5\necho over-end >> \"@REC@\"",
+        "every = \"1s\"\nmax_concurrent = 2",
+    );
+    cfg += &entry(
+        "flaky",
+        "scheduled",
+        "echo flaky-try >> \"@REC@\"\nexit 7",
+        "every = \"1h\"\nrun_on_start = true\nrestart_policy = \"OnFailure\"\nmax_restarts = 2",
+    );
+    let path = td.config(&cfg);
+    let out =
+        td.podinit().config(&path).env("PODINIT_LOG_FORMAT", "json").deadline(secs(40.0)).spawn().wait();
+    // The main's status: neither the overlaps nor the failed run fail the pod.
+    out.assert_code(4);
+    let r = &out.records;
+    // Two runs at once: a second start before the first end.
+    let first_end = pos(r, "over-end");
+    assert!(
+        r.iter().take(first_end).filter(|l| *l == "over-start").count() >= 2,
+        "no overlapping run\n{}",
+        out.report()
+    );
+    // Never three at once (max_concurrent = 2).
+    let mut running = 0i32;
+    for l in r {
+        running += i32::from(l == "over-start") - i32::from(l == "over-end");
+        assert!(running <= 2, "three runs at once\n{}", out.report());
+    }
+    let all = format!("{}{}", out.stdout, out.stderr);
+    // The extra run is labelled with its own name.
+    assert!(all.contains("over#2"), "no output of the extra run over#2\n{}", out.report());
+    assert!(all.contains("\"reason\":\"max_concurrent\""), "{}", out.report());
+    // Exactly three tries of the one run, then the run has failed.
+    assert_eq!(count(r, "flaky-try"), 3, "{}", out.report());
+    assert!(all.contains("\"event\":\"scheduled_run_max_restarts\""), "{}", out.report());
 }
 
 /// `podinit VERB job --socket SOCK`: its exit code and stderr.

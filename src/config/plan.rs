@@ -127,7 +127,9 @@ fn details(e: &EntrySpec, now: i64) -> Vec<String> {
             codes.join(", ")
         ));
     }
-    if let Some(max) = e.max_restarts {
+    if let Some(max) = e.max_restarts.filter(|_| e.schedule.is_some()) {
+        d.push(format!("max_restarts {max}: tries within a run; one more failure and the run has failed"));
+    } else if let Some(max) = e.max_restarts {
         d.push(format!("max_restarts {max}: one more exit that would restart it fails the pod"));
     }
     if let Some(w) = &e.working_dir {
@@ -147,6 +149,9 @@ fn schedule(s: &ScheduleSpec, now: i64) -> Vec<String> {
         When::Every(every) => d.push(format!("every {}, from when the mains are reached", dur(*every))),
     }
     let mut rules = vec![format!("concurrency_policy {}", s.concurrency_policy)];
+    if let Some(max) = s.max_concurrent {
+        rules.push(format!("max_concurrent {max}"));
+    }
     if let Some(deadline) = s.starting_deadline {
         rules.push(format!("starting_deadline {}", dur(deadline)));
     }

@@ -89,6 +89,7 @@ pub struct RawProcess {
     pub suspend: Option<Spanned<bool>>,
     pub run_on_start: Option<Spanned<bool>>,
     pub active_deadline: Option<Spanned<RawDuration>>,
+    pub max_concurrent: Option<Spanned<u32>>,
 }
 
 /// One of `restart_rules`: `{ action, exit_codes = { operator, values } }`.

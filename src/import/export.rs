@@ -238,7 +238,8 @@ fn cron_schedule(e: &EntrySpec, when: &When, report: &mut Vec<String>) -> Result
 }
 
 /// A scheduled entry as a `batch/v1` CronJob (kubernetes.io "CronJob"):
-/// each run a Job of one pod of one container, not retried; `None`, with
+/// each run a Job of one pod of one container, tried again as the entry's
+/// runs are (`restart_policy`, `max_restarts`); `None`, with
 /// the reason in the report, when its `every` has no cron form.
 fn cron_job(
     e: &EntrySpec,
@@ -270,6 +271,12 @@ fn cron_job(
             e.name
         ));
     }
+    if let Some(max) = sched.max_concurrent {
+        report.push(format!(
+            "{}: max_concurrent = {max} has no CronJob equivalent (under Allow a CronJob's runs are not limited); left out",
+            e.name
+        ));
+    }
     let mut extra = Table::default();
     let c = container(e, spec, image, &mut extra, report);
     let mut template_meta: Vec<(&'static str, Y)> = Vec::new();
@@ -279,8 +286,13 @@ fn cron_job(
         template_meta
             .push(("annotations", Y::Dict(vec![(format!("podinit.io/process.{}", e.name), Y::Str(text))])));
     }
+    // Tries within a run are the Job's: its pod's restartPolicy and its
+    // backoffLimit (kubernetes.io "Jobs"); without them a run is not tried
+    // again, podinit starts the next at its next time.
+    let on_failure = e.restart_policy == Some(crate::config::RestartPolicy::OnFailure);
+    let policy = if on_failure { "OnFailure" } else { "Never" };
     let mut pod_spec: Vec<(&'static str, Y)> =
-        vec![("restartPolicy", s("Never")), ("terminationGracePeriodSeconds", Y::Int(grace))];
+        vec![("restartPolicy", s(policy)), ("terminationGracePeriodSeconds", Y::Int(grace))];
     if e.stop_signal != Signal::TERM {
         pod_spec.push(("os", Y::Map(vec![("name", s("linux"))])));
     }
@@ -290,8 +302,8 @@ fn cron_job(
         template.push(("metadata", Y::Map(template_meta)));
     }
     template.push(("spec", Y::Map(pod_spec)));
-    // A run is not retried: podinit starts the next at its next time.
-    let mut job: Vec<(&'static str, Y)> = vec![("backoffLimit", Y::Int(0))];
+    let tries = if on_failure { e.max_restarts.unwrap_or(0) } else { 0 };
+    let mut job: Vec<(&'static str, Y)> = vec![("backoffLimit", Y::Int(i64::from(tries)))];
     if let Some(d) = sched.active_deadline {
         job.push(("activeDeadlineSeconds", Y::Int(whole_seconds(d, "active_deadline", report).max(1))));
     }
@@ -484,7 +496,8 @@ fn container(e: &EntrySpec, spec: &PodSpec, image: &str, extra: &mut Table, repo
             report.push(format!("{}: hold_until = \"ready\": the kubelet starts the next container once a sidecar is started, not ready; kept in the annotation", e.name));
         }
     }
-    if let Some(n) = e.max_restarts {
+    // A scheduled entry's is its Job's backoffLimit (`cron_job`).
+    if let Some(n) = e.max_restarts.filter(|_| e.role != Role::Scheduled) {
         extra.set("max_restarts", i64::from(n), None);
         report.push(format!("{}: max_restarts has no Kubernetes field (the kubelet restarts without end); kept in the annotation", e.name));
     }

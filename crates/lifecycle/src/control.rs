@@ -166,7 +166,9 @@ impl Pod {
                     self.notes.insert(at, Note::entry(entry, Said::TriggerRequested));
                 }
                 taken.map_err(|why| match why {
-                    SkipReason::MaxConcurrent { max } => format!("{name} runs {max} times already (max_concurrent)"),
+                    SkipReason::MaxConcurrent { max } => {
+                        format!("{name} runs {max} times already (max_concurrent)")
+                    }
                     SkipReason::BeingStopped => format!("{name} is being stopped; ask again once it is done"),
                     _ if matches!(state, EntryState::Spawning { .. }) => {
                         format!("{name} is being started; ask again once it runs")

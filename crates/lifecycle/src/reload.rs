@@ -178,7 +178,9 @@ impl Pod {
     /// The entry named `name` that has not been removed.
     pub(crate) fn current_named(&self, name: &str) -> Option<EntryId> {
         (0..self.entries.len()).find(|&i| {
-            !self.entries[i].is_removed() && self.entries[i].run_of.is_none() && self.spec.entries[i].name == name
+            !self.entries[i].is_removed()
+                && self.entries[i].run_of.is_none()
+                && self.spec.entries[i].name == name
         })
     }
 

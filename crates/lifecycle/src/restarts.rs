@@ -44,7 +44,11 @@ impl Pod {
         if role == Role::Scheduled {
             // A failure with no stop asked for may try again within its run
             // (`restart_policy = "OnFailure"`); otherwise the run is over.
-            if cause.is_none() && !self.terminating() && self.phase != Phase::Restarting && self.run_tries_again(entry, exit) {
+            if cause.is_none()
+                && !self.terminating()
+                && self.phase != Phase::Restarting
+                && self.run_tries_again(entry, exit)
+            {
                 self.restart_after_backoff(entry, ran_for, now);
                 return;
             }

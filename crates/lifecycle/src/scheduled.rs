@@ -5,8 +5,15 @@
 //! ([`Event::RunDue`](crate::Event::RunDue)); this file decides whether it
 //! starts: `suspend`, `starting_deadline` and `concurrency_policy`. A run
 //! holds nothing and fails nothing: its exit is only reported
-//! (`restarts.rs` hands it here), and termination stops a running one with
+//! (`restarts.rs` hands it here, or tries it again under `restart_policy =
+//! "OnFailure"`, as a Job's pod), and termination stops a running one with
 //! the mains (`termination.rs`: it is not a sidecar).
+//!
+//! Overlapping runs (`Allow`, a CronJob's default) are extra entries of the
+//! pod, appended when first needed and used again once idle: each is an
+//! entry machine like any other (spawn, hooks, stop path, tries, deadline),
+//! so no rule is written twice. An extra run's `run_of` names its entry, whose
+//! `runs` count it; it has no schedule of its own.
 
 use std::time::{Duration, Instant};
 
@@ -113,7 +120,9 @@ impl Pod {
         let runs_of = |p: &Pod, i: EntryId| i == entry || p.entries[i].run_of == Some(entry);
         let busy = (0..self.entries.len())
             .filter(|&i| runs_of(self, i))
-            .filter(|&i| !matches!(self.entries[i].state, EntryState::Exited | EntryState::Held | EntryState::Removed))
+            .filter(|&i| {
+                !matches!(self.entries[i].state, EntryState::Exited | EntryState::Held | EntryState::Removed)
+            })
             .count();
         let max = self.spec.entries[entry].schedule.as_ref().and_then(|s| s.max_concurrent);
         if let Some(max) = max.filter(|&m| busy >= m as usize) {

@@ -22,6 +22,10 @@ use std::time::Duration;
 /// Most `restart_rules` of one entry, and most exit codes in one rule
 /// (the Kubernetes API's limits for container restart rules, KEP-5307).
 const MAX_RESTART_RULES: usize = 20;
+/// A scheduled entry's `max_restarts` under `restart_policy = "OnFailure"`
+/// when it gives none: a Job's default `backoffLimit` (kubernetes.io "Jobs",
+/// "Pod backoff failure policy").
+const JOB_BACKOFF_LIMIT: u32 = 6;
 const MAX_EXIT_CODES: usize = 255;
 
 impl Validator<'_> {
@@ -207,8 +211,7 @@ impl Validator<'_> {
     /// A scheduled entry's `schedule` or `every` and the rules of its runs
     /// (docs/configuration.md, "Scheduled entries"); the schedule keys on
     /// another role are errors, as are the keys a scheduled entry cannot
-    /// have (probes, `hold_until`, restarts beyond `restart_policy =
-    /// "Never"`).
+    /// have (probes, `hold_until`, `restart_policy = "Always"`).
     fn schedule(
         &mut self,
         p: &mut RawProcess,
@@ -226,6 +229,7 @@ impl Validator<'_> {
             ("suspend", p.suspend.as_ref().map(Spanned::span)),
             ("run_on_start", p.run_on_start.as_ref().map(Spanned::span)),
             ("active_deadline", p.active_deadline.as_ref().map(Spanned::span)),
+            ("max_concurrent", p.max_concurrent.as_ref().map(Spanned::span)),
         ];
         if role != Role::Scheduled {
             for (key, span) in keys {
@@ -252,26 +256,43 @@ impl Validator<'_> {
             ("liveness_probe", p.liveness_probe.as_ref().map(Spanned::span)),
             ("hold_until", p.hold_until.as_ref().map(Spanned::span)),
             ("restart_rules", p.restart_rules.as_ref().map(Spanned::span)),
-            ("max_restarts", p.max_restarts.as_ref().map(Spanned::span)),
             ("restart_during_termination", p.restart_during_termination.as_ref().map(Spanned::span)),
         ] {
             if let Some(span) = span {
                 self.at(
                     span.start,
-                    format!("{key} is not allowed on a scheduled entry: each run runs once, unprobed"),
+                    format!("{key} is not allowed on a scheduled entry: a run is not probed, holds nothing, and is tried again only by restart_policy = \"OnFailure\""),
                 );
             }
         }
-        if let Some(r) = p.restart_policy.take() {
-            if *r.get_ref() != RestartPolicy::Never {
-                self.at(r.span().start, format!("restart_policy {:?} is not supported on a scheduled entry: a run that fails waits for the next one (only \"Never\")", r.get_ref().as_str()));
+        // Tries within a run: a Job's restartPolicy, Never or OnFailure, and
+        // its backoffLimit, 6 by default (kubernetes.io "Jobs").
+        let on_failure = match p.restart_policy.as_ref() {
+            Some(r) if *r.get_ref() == RestartPolicy::Always => {
+                self.at(r.span().start, "restart_policy \"Always\" is not allowed on a scheduled entry: a run ends; write \"OnFailure\" to try a failed run again, or \"Never\" (the default)".into());
+                false
             }
+            Some(r) => *r.get_ref() == RestartPolicy::OnFailure,
+            None => false,
+        };
+        match p.max_restarts.as_ref() {
+            Some(m) if !on_failure => self.at(
+                m.span().start,
+                "max_restarts on a scheduled entry bounds the tries within a run: it needs restart_policy = \"OnFailure\"".into(),
+            ),
+            None if on_failure => p.max_restarts = Some(Spanned::new(0..0, JOB_BACKOFF_LIMIT)),
+            _ => {}
         }
-        if let Some(c) = &p.concurrency_policy {
-            if *c.get_ref() == ConcurrencyPolicy::Allow {
-                self.at(c.span().start, "concurrency_policy \"Allow\" (overlapping runs) is not supported: an entry runs one process at a time; write \"Forbid\" (the default) or \"Replace\"".into());
+        let policy = p.concurrency_policy.take().map(|c| (c.span().start, c.into_inner()));
+        let max_concurrent = p.max_concurrent.take().map(|m| {
+            let (at, max) = (m.span().start, m.into_inner());
+            if policy.is_some_and(|(_, c)| c != ConcurrencyPolicy::Allow) {
+                self.at(at, "max_concurrent applies to concurrency_policy \"Allow\" (the default): the other policies run one run at a time".into());
+            } else if max == 0 {
+                self.at(at, "max_concurrent must be at least 1".into());
             }
-        }
+            max
+        });
         let when = match (p.schedule.take(), p.every.take()) {
             (Some(s), None) => {
                 let at = s.span().start;
@@ -332,14 +353,12 @@ impl Validator<'_> {
         Some(ScheduleSpec {
             when,
             time_zone,
-            concurrency_policy: p
-                .concurrency_policy
-                .take()
-                .map_or(ConcurrencyPolicy::Forbid, Spanned::into_inner),
+            concurrency_policy: policy.map_or(ConcurrencyPolicy::Allow, |(_, c)| c),
             starting_deadline: p.starting_deadline.take().map(|d| d.into_inner().0),
             suspend: p.suspend.take().is_some_and(Spanned::into_inner),
             run_on_start: p.run_on_start.take().is_some_and(Spanned::into_inner),
             active_deadline: p.active_deadline.take().map(|d| d.into_inner().0),
+            max_concurrent,
         })
     }
 

@@ -158,7 +158,11 @@ const IGNORED: &[(StateKind, &[EventKind], &str)] = &[
     (K::StoppingKilled, &[E::RunDeadline], STOP_BEGUN),
     (K::Backoff, &[E::Spawned, E::SpawnFailed], NO_SPAWN),
     // A scheduled run between two tries: a run due and its deadline are rules.
-    (K::Backoff, &[E::Exited, E::Startup, E::Liveness, E::Readiness, E::PostStart, E::PreStop, E::StopTimer], NO_PROCESS),
+    (
+        K::Backoff,
+        &[E::Exited, E::Startup, E::Liveness, E::Readiness, E::PostStart, E::PreStop, E::StopTimer],
+        NO_PROCESS,
+    ),
     (K::Exited, &[E::Spawned, E::SpawnFailed], NO_SPAWN),
     (K::Exited, NO_PROCESS_EVENTS, NO_PROCESS),
     (K::Exited, &[E::BackoffOver], NOT_IN_BACKOFF),
