@@ -182,6 +182,8 @@ fn bad_files_are_refused_with_their_place_and_nothing_starts() {
         ("processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n    is_daemon: true\n", "process-compose.yaml:4:5: processes.a.is_daemon: is_daemon: podinit supervises"),
         ("processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n    depends_on:\n      db:\n        condition: process_healthy\n", "process-compose.yaml:5:7: processes.a.depends_on.db: depends on \"db\", which is not a process"),
         ("processes:\n  a:\n    command: 'echo {{.NOPE}}'\n", "{{.NOPE}}: no such var"),
+        ("processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n  b:\n    command: x\n    schedule:\n      run_on_start: true\n", "process-compose.yaml:6:5: processes.b.schedule: a schedule needs `cron` or `interval`"),
+        ("processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n  b:\n    command: x\n    schedule:\n      interval: 5 minutes\n", "process-compose.yaml:7:7: processes.b.schedule.interval: interval \"5 minutes\""),
     ];
     for (text, want) in cases {
         let td = TestDir::new();
@@ -197,25 +199,40 @@ fn bad_files_are_refused_with_their_place_and_nothing_starts() {
     }
 }
 
-/// A `schedule`d process is left out with a note (podinit has no scheduled
-/// entries), `disabled` too; the rest runs.
+/// A `schedule`d process is a scheduled entry ("Scheduled Processes"): its
+/// `interval`, `run_on_start` and `max_concurrent` are kept, a dependency on
+/// it is dropped with a note, and its runs come once the main runs;
+/// `disabled` is left out with a note.
 #[test]
-fn schedule_and_disabled_are_left_out_with_a_note() {
+fn a_scheduled_process_is_a_scheduled_entry_and_disabled_is_left_out() {
     let td = TestDir::new();
+    let wait = sh_wait_records("tick", 2, 20);
     td.write(
         "process-compose.yaml",
-        "processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n  nightly:\n    command: 'echo nightly >> \"@REC@\"'\n    schedule:\n      cron: '0 3 * * *'\n  off:\n    command: 'echo off >> \"@REC@\"'\n    disabled: true\n",
+        &format!(
+            "processes:\n  a:\n    command: |\n      echo a >> \"@REC@\"\n      {wait}\n    depends_on:\n      tick:\n        condition: process_started\n  tick:\n    command: 'echo tick >> \"@REC@\"'\n    schedule:\n      interval: 1s\n      run_on_start: true\n      max_concurrent: 2\n  nightly:\n    command: 'echo nightly >> \"@REC@\"'\n    schedule:\n      cron: '0 3 * * *'\n  off:\n    command: 'echo off >> \"@REC@\"'\n    disabled: true\n"
+        ),
     );
     let (code, toml, stderr) = import(&td, "process-compose.yaml");
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(!toml.contains("nightly") && !toml.contains("\"off\""), "{toml}");
+    for want in [
+        "name = \"tick\"\nrole = \"scheduled\"",
+        "every = \"1s\"\nrun_on_start = true\nmax_concurrent = 2",
+        "schedule = \"0 3 * * *\"",
+        "concurrency_policy = \"Forbid\"",
+    ] {
+        assert!(toml.contains(want), "want {want:?} in:\n{toml}");
+    }
+    assert!(!toml.contains("\"off\""), "{toml}");
     assert!(
-        stderr.contains("6:5: processes.nightly.schedule")
-            || stderr.contains("nightly is not started: schedule"),
+        stderr.contains("tick is scheduled: it runs on its schedule, so a does not wait for it"),
         "{stderr}"
     );
+    assert!(stderr.contains("processes.nightly.schedule: approximated"), "the local zone: {stderr}");
     assert!(stderr.contains("off is not started: disabled"), "{stderr}");
     let out = td.podinit().config(&td.file("process-compose.yaml")).run();
     out.assert_code(0);
-    assert_eq!(out.records, ["a"], "{}", out.report());
+    assert_eq!(out.records[0], "a", "the main first: {}", out.report());
+    assert!(count(&out.records, "tick") >= 2, "{}", out.report());
+    assert_eq!(count(&out.records, "nightly") + count(&out.records, "off"), 0, "{}", out.report());
 }

@@ -10,6 +10,10 @@
 //! started or ready; the rest are mains. Entries are written in an order that
 //! respects every dependency (file order where the graph leaves it free).
 //!
+//! A process with a `schedule` is a scheduled entry (podinit's CronJob
+//! inside the pod), outside the dependency graph: its runs begin once the
+//! mains are reached.
+//!
 //! Every key of a process is mapped in [`process_key`], every top-level key in
 //! [`top_key`]: one row each, with the reason when podinit does not honour it.
 //! The keys of its probes are mapped in `probe`; `pod` turns the processes
@@ -83,9 +87,24 @@ struct Proc {
     pre_stop: Option<(String, Place)>,
     signal: Option<(i64, Place)>,
     shutdown_timeout: Option<(i64, Place)>,
-    /// Why the process is not started (disabled, foreground, scheduled).
+    /// Why the process is not started (disabled, foreground).
     left_out: Option<String>,
     replicas: i64,
+    /// Its `schedule`: a scheduled entry.
+    schedule: Option<Schedule>,
+}
+
+/// A process's `schedule` (f1bonacc1.github.io/process-compose, "Scheduled
+/// Processes").
+struct Schedule {
+    at: Place,
+    cron: Option<(String, Place)>,
+    /// As written (a Go duration, podinit's grammar too), and its length.
+    interval: Option<(String, std::time::Duration, Place)>,
+    timezone: Option<(String, Place)>,
+    run_on_start: Option<Place>,
+    /// process-compose's default is 1.
+    max_concurrent: Option<(i64, Place)>,
 }
 
 /// A [`Place`] with a default (line 0: nowhere).
@@ -380,11 +399,7 @@ fn process_key(key: &str, v: &Node, at: &Place, r: &Render, p: &mut Proc, ctx: &
                     Some("is_foreground: process-compose starts it only by hand, from its TUI".into());
             }
         }
-        "schedule" => {
-            p.left_out = Some(
-                "schedule: not imported yet; a podinit scheduled entry (role = \"scheduled\", with schedule or every; docs/configuration.md, \"Scheduled entries\") runs it".into(),
-            );
-        }
+        "schedule" => p.schedule = schedule(v, at, ctx),
         "is_daemon" => {
             if bool_of(v, at, ctx) {
                 ctx.error(
@@ -456,6 +471,50 @@ fn availability(v: &Node, at: &Place, p: &mut Proc, ctx: &mut Ctx) {
             other => ctx.error(Some(&at), format!("unknown key {other:?} (a typo?)")),
         }
     }
+}
+
+/// `schedule`: `cron` or `interval` (a Go duration), `timezone`,
+/// `run_on_start`, `max_concurrent`; `None` on an error.
+fn schedule(v: &Node, at: &Place, ctx: &mut Ctx) -> Option<Schedule> {
+    let map = map_of(v, at, ctx)?;
+    let errors = ctx.errors.len();
+    let mut s = Schedule {
+        at: at.clone(),
+        cron: None,
+        interval: None,
+        timezone: None,
+        run_on_start: None,
+        max_concurrent: None,
+    };
+    for (k, v) in map {
+        let at = place(k.at, format!("{}.{}", at.key, k.name));
+        match k.name.as_str() {
+            "cron" => s.cron = string(v, &at, ctx).map(|c| (c, at)),
+            "interval" => {
+                let text = string(v, &at, ctx)?;
+                match crate::config::raw::parse_duration(text.trim()) {
+                    Ok(d) => s.interval = Some((text.trim().to_owned(), d, at)),
+                    Err(why) => ctx.error(Some(&at), format!("interval {text:?}: {why}")),
+                }
+            }
+            "timezone" => s.timezone = string(v, &at, ctx).map(|z| (z, at)),
+            "run_on_start" => {
+                if bool_of(v, &at, ctx) {
+                    s.run_on_start = Some(at);
+                }
+            }
+            "max_concurrent" => s.max_concurrent = int(v, &at, 1, ctx).map(|n| (n, at)),
+            other => ctx.error(Some(&at), format!("unknown key {other:?} (a typo?)")),
+        }
+    }
+    if ctx.errors.len() > errors {
+        return None;
+    }
+    if s.cron.is_none() && s.interval.is_none() {
+        ctx.error(Some(at), "a schedule needs `cron` or `interval`");
+        return None;
+    }
+    Some(s)
 }
 
 /// `shutdown`.

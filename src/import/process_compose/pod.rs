@@ -53,7 +53,20 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
     let mut deps: Vec<Vec<(usize, Cond)>> = vec![Vec::new(); entries.len()];
     for (i, e) in entries.iter().enumerate() {
         for (dep, cond, at) in &e.p.deps {
+            if e.p.schedule.is_some() {
+                ctx.note(
+                    NoteKind::Dropped,
+                    Some(at),
+                    format!("{} is scheduled: its runs begin once the mains are reached, so it does not wait for {dep}", e.p.raw),
+                );
+                continue;
+            }
             match groups.get(dep) {
+                Some(targets) if targets.iter().any(|&t| entries[t].p.schedule.is_some()) => ctx.note(
+                    NoteKind::Dropped,
+                    Some(at),
+                    format!("{dep} is scheduled: it runs on its schedule, so {} does not wait for it", e.p.raw),
+                ),
                 Some(targets) => {
                     for &t in targets {
                         let target = entries[t].p;
@@ -97,9 +110,20 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
             ctx.error(None, format!("--main {m}: no such process"));
         }
     }
-    let exit_on_end: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].p.exit_on_end).collect();
+    let scheduled = |i: usize| entries[i].p.schedule.is_some();
+    for e in entries.iter().filter(|e| e.p.schedule.is_some() && e.p.exit_on_end) {
+        ctx.note(
+            NoteKind::Dropped,
+            Some(&e.p.at),
+            format!("{}: exit_on_end on a scheduled process: a run never ends the pod", e.p.raw),
+        );
+    }
+    let exit_on_end: Vec<usize> =
+        (0..entries.len()).filter(|&i| entries[i].p.exit_on_end && !scheduled(i)).collect();
     let is_main = |i: usize| -> bool {
-        if !named_mains.is_empty() {
+        if scheduled(i) {
+            false
+        } else if !named_mains.is_empty() {
             named_mains.iter().any(|m| m == &entries[i].name || m == &entries[i].p.raw)
         } else if !exit_on_end.is_empty() {
             exit_on_end.contains(&i)
@@ -109,12 +133,23 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
     };
     let roles: Vec<&str> = (0..entries.len())
         .map(|i| match waited[i] {
+            _ if scheduled(i) => "scheduled",
             Some(Cond::Completed | Cond::CompletedOk) => "init",
             _ if is_main(i) => "main",
             _ => "sidecar",
         })
         .collect();
     for i in 0..entries.len() {
+        let e = &entries[i];
+        if scheduled(i) && named_mains.iter().any(|m| m == &e.name || m == &e.p.raw) {
+            ctx.error(
+                Some(&e.p.at),
+                format!(
+                    "{} has a schedule: it runs on it, as a scheduled entry, and cannot be a main",
+                    e.p.raw
+                ),
+            );
+        }
         if roles[i] != "main" && is_main(i) {
             let e = &entries[i];
             ctx.error(
@@ -243,6 +278,7 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
         }
         out.table.set("env", env, None);
         match role {
+            "scheduled" => scheduled_keys(e, &mut out, ctx),
             "sidecar" => {
                 let hold = if matches!(waited[i], Some(Cond::Healthy | Cond::LogReady)) {
                     "ready"
@@ -287,7 +323,7 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
                 }
             }
         }
-        if let Some((n, at)) = &p.max_restarts {
+        if let Some((n, at)) = p.max_restarts.as_ref().filter(|_| role != "scheduled") {
             if *n > 0 && out.table.get("max_restarts").is_none() {
                 out.table.set("max_restarts", *n, Some(at));
                 ctx.note(
@@ -312,7 +348,15 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
                 "shutdown.command runs as pre_stop, and the stop signal follows it (process-compose sends no signal after a shutdown command)",
             );
         }
-        if role != "init" {
+        if role == "scheduled" {
+            if p.readiness.is_some() || p.liveness.is_some() || p.ready_log_line.is_some() {
+                ctx.note(
+                    NoteKind::Dropped,
+                    Some(&p.at),
+                    "a scheduled entry has no probes: each run runs to its end",
+                );
+            }
+        } else if role != "init" {
             if let Some((line, at)) = &p.ready_log_line {
                 if p.readiness.is_some() {
                     ctx.error(Some(at), "ready_log_line and readiness_probe cannot both be given (process-compose refuses it too)");
@@ -344,6 +388,92 @@ pub(super) fn build(procs: Vec<Proc>, g: &Global, ctx: &mut Ctx) -> Draft {
         draft.processes.push(out);
     }
     draft
+}
+
+/// A scheduled process's keys (f1bonacc1.github.io/process-compose,
+/// "Scheduled Processes"): its schedule, and its `availability` as the tries
+/// within a run.
+fn scheduled_keys(e: &Entry, out: &mut Process, ctx: &mut Ctx) {
+    let p = e.p;
+    let Some(s) = &p.schedule else { return };
+    match (&s.cron, &s.interval) {
+        (Some((cron, at)), interval) => {
+            out.table.set("schedule", cron.as_str(), Some(at));
+            if let Some((_, _, at)) = interval {
+                ctx.note(NoteKind::Ignored, Some(at), "cron is given too, and process-compose uses it");
+            }
+            match &s.timezone {
+                Some((zone, at)) if zone != "Local" => {
+                    out.table.set("time_zone", zone.as_str(), Some(at));
+                }
+                _ => {
+                    out.table.set("time_zone", "UTC", Some(&s.at)).note(
+                        "process-compose reads the cron in the machine's local time zone: set the zone it meant",
+                    );
+                    ctx.note(
+                        NoteKind::Approximated,
+                        Some(&s.at),
+                        format!("{}: process-compose reads its cron in the local time zone (no timezone, or Local); podinit reads it in time_zone, written as UTC: set the zone it meant", e.name),
+                    );
+                }
+            }
+        }
+        (None, Some((text, every, at))) => {
+            if *every < std::time::Duration::from_secs(1) {
+                ctx.note(
+                    NoteKind::Approximated,
+                    Some(at),
+                    "podinit runs a scheduled entry at most once a second: written as 1s",
+                );
+                out.table.set("every", "1s", Some(at));
+            } else {
+                out.table.set("every", text.as_str(), Some(at));
+            }
+            if let Some((_, at)) = &s.timezone {
+                ctx.note(NoteKind::Ignored, Some(at), "an interval does not read the wall clock");
+            }
+        }
+        (None, None) => {}
+    }
+    if let Some(at) = &s.run_on_start {
+        out.table.set("run_on_start", true, Some(at));
+        ctx.note(
+            NoteKind::Approximated,
+            Some(at),
+            "run_on_start: the run starts once the mains are reached (process-compose: when it starts)",
+        );
+    }
+    // process-compose runs one at a time unless max_concurrent says more;
+    // podinit's default is Allow (a CronJob's).
+    match &s.max_concurrent {
+        Some((n, at)) if *n > 1 => {
+            out.table.set("max_concurrent", *n, Some(at));
+        }
+        Some((_, at)) => {
+            out.table.set("concurrency_policy", "Forbid", Some(at));
+        }
+        None => {
+            out.table.set("concurrency_policy", "Forbid", Some(&s.at)).note(
+                "process-compose's max_concurrent is 1 unless given: a run due while one runs is skipped",
+            );
+        }
+    }
+    if let Some((r, at)) = &p.restart {
+        match r.as_str() {
+            "on_failure" => {
+                out.table.set("restart_policy", "OnFailure", Some(at));
+                if let Some((n, at)) = &p.max_restarts {
+                    out.table.set("max_restarts", *n, Some(at));
+                }
+            }
+            "no" => {}
+            _ => ctx.note(
+                NoteKind::Dropped,
+                Some(at),
+                format!("availability.restart {r} on a scheduled process: a run ends and never ends the pod; the next run is the schedule's (on_failure tries a failed run again)"),
+            ),
+        }
+    }
 }
 
 /// Whether `cmd` names `$NAME` or `${NAME` unescaped (not `$$NAME`).
