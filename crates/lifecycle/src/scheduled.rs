@@ -36,7 +36,9 @@ impl Pod {
             }
             let (suspend, at_once) = (schedule.suspend, schedule.run_on_start);
             self.entries[entry].state = EntryState::Exited;
-            if !suspend {
+            // An extra run (back from a restart of the whole pod) has no
+            // schedule of its own.
+            if !suspend && self.entries[entry].run_of.is_none() {
                 self.out.push(Action::ArmRun { entry, at_once });
             }
         }
