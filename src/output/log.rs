@@ -8,7 +8,7 @@
 //! `status`, `signal`... where the event has them. `PODINIT_LOG` (error, warn,
 //! info, debug; default info) sets how much.
 //!
-//! The writer is the `tracing` subscriber itself ([`Writer`]): podinit's
+//! The writer is the `tracing` subscriber itself (`Writer`): podinit's
 //! messages and those of the libraries it uses (h2, rustls) carry no span
 //! context, so it keeps no span registry. tracing-subscriber's registry and
 //! its `env-filter` would add about 14 KB and 540 KB to the static binary

@@ -95,7 +95,7 @@ pub fn take_on_signal_thread(caught: impl IntoIterator<Item = libc::c_int>) -> s
 }
 
 /// Makes the calling thread's signal mask exactly `caught` plus podinit's
-/// own stops and limits ([`OWN_STOPS_AND_LIMITS`]), and returns the set of
+/// own stops and limits (`OWN_STOPS_AND_LIMITS`), and returns the set of
 /// `caught` alone, the one to wait for: what the parent blocked besides is
 /// unblocked, and a caught signal it left blocked and pending stays pending
 /// for whoever waits for the set ([`take_on_signal_thread`], or [`wait_for`]

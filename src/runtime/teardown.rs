@@ -4,7 +4,7 @@
 //! As PID 1 that is `kill(-1)`: every other process of the PID namespace.
 //! Not as PID 1 that would reach every process the user may signal, so the
 //! tree below podinit is read from /proc and each process is signalled only
-//! once it is vouched for ([`kill_tree`]): a listing read from /proc can be
+//! once it is vouched for (`kill_tree`): a listing read from /proc can be
 //! out of date by the time of the kill, and a pid reused by an unrelated
 //! process must never get SIGKILL.
 

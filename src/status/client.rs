@@ -206,7 +206,7 @@ pub fn events_client(socket: Option<PathBuf>) -> i32 {
 const WATCH_PERIOD: Duration = Duration::from_secs(1);
 
 /// The client of `podinit status --watch` (docs/control.md): asks every
-/// [`WATCH_PERIOD`] and shows each answer. On a terminal the report is
+/// `WATCH_PERIOD` and shows each answer. On a terminal the report is
 /// redrawn in place (cursor home, each line cleared to its end, what is
 /// left below cleared); on anything else each answer is printed after a
 /// blank line. SIGINT (Ctrl-C) ends it with 0; when podinit goes away it

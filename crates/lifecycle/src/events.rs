@@ -12,7 +12,7 @@ use crate::exit_status::Exit;
 use crate::notes::Note;
 use crate::spec::{HookKind, ProbeKind, Signal};
 
-/// Index of an entry in [`PodSpec::entries`].
+/// Index of an entry in [`PodSpec::entries`](crate::spec::PodSpec::entries).
 pub type EntryId = usize;
 
 /// Number of a process instance of one entry: 1 for the first spawn, +1 per

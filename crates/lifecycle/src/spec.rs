@@ -3,7 +3,7 @@
 //! builds them from the TOML shapes of its `config/raw.rs` and is the only
 //! place that does.
 //!
-//! Each config enum has one list of names ([`named_enum!`]): `podinit check`,
+//! Each config enum has one list of names (`named_enum!`): `podinit check`,
 //! `podinit status`, the logs and the TOML reader all use its `as_str()`.
 
 use std::ffi::OsString;

@@ -4,11 +4,11 @@
 //!
 //! The file is read as `docker compose config` reads it: YAML anchors and
 //! merge keys (by [`super::yaml`]), then interpolation of every value from
-//! the environment and the `.env` beside the file ([`interpolate_tree`]),
+//! the environment and the `.env` beside the file (`interpolate_tree`),
 //! then profiles. The roles come from `depends_on`: what a service waits for
-//! decides what the service it waits on becomes ([`roles`]), and the
-//! dependencies decide the order ([`order`]). The mapping of each service key
-//! is the one `match` in [`read_service`].
+//! decides what the service it waits on becomes (`roles`), and the
+//! dependencies decide the order (`order`). The mapping of each service key
+//! is the one `match` in `read_service`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

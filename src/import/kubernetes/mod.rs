@@ -2,7 +2,7 @@
 //! a Job, CronJob, Deployment, StatefulSet, DaemonSet or ReplicaSet, with the
 //! ConfigMaps and Secrets it reads, as the pod podinit runs.
 //!
-//! The mapping lives in the field tables below ([`POD_SPEC`], [`CONTAINER`],
+//! The mapping lives in the field tables below (`POD_SPEC`, `CONTAINER`,
 //! ...): each field of the Kubernetes API (core/v1 and batch/v1 as of
 //! Kubernetes 1.34) is either read by this module or ignored with the reason.
 //! A key that is in no table is not a Kubernetes field: it is refused, as

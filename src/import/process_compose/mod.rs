@@ -14,8 +14,8 @@
 //! inside the pod), outside the dependency graph: its runs begin once the
 //! mains are reached.
 //!
-//! Every key of a process is mapped in [`process_key`], every top-level key in
-//! [`top_key`]: one row each, with the reason when podinit does not honour it.
+//! Every key of a process is mapped in `process_key`, every top-level key in
+//! `top_key`: one row each, with the reason when podinit does not honour it.
 //! The keys of its probes are mapped in `probe`; `pod` turns the processes
 //! read into the pod (replicas, the dependency graph, roles and order).
 

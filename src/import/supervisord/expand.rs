@@ -178,7 +178,7 @@ pub fn plain(pieces: &[Piece]) -> Option<String> {
 /// value is split into words (the words are then cut at them again).
 const MARK: char = '\u{E000}';
 
-/// `pieces` as one string, each [`Piece::Env`] as [`MARK`] + its index.
+/// `pieces` as one string, each [`Piece::Env`] as `MARK` + its index.
 pub fn marked(pieces: &[Piece]) -> (String, Vec<String>) {
     let mut s = String::new();
     let mut vars = Vec::new();

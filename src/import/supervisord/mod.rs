@@ -15,7 +15,7 @@
 //! left to the container.
 //!
 //! The whole mapping of a `[program:x]` is the one `match` in
-//! [`Program::read`]; docs/import.md ("supervisord") has it as a table, and
+//! `Program::read`; docs/import.md ("supervisord") has it as a table, and
 //! says how the roles are chosen.
 
 pub mod expand;
