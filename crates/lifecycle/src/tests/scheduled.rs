@@ -416,3 +416,24 @@ fn replace_and_termination_end_a_run_waiting_between_tries() {
     let runs = sim.pod.status()[sim.id("job")].runs.unwrap();
     assert_eq!((runs.started, runs.failed), (2, 2));
 }
+
+#[test]
+fn a_removed_entry_being_stopped_starts_no_more_runs() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.take_log();
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    let said = sim.reload(pod(vec![entry("app", Role::Main)])).unwrap();
+    assert_eq!(said, s(&["job removed: stopping it"]));
+    assert_eq!(sim.take_log(), s(&["stop job"]));
+    // Its run takes its time to stop: its schedule is over all the same.
+    assert!(!sim.fx.timers.contains_key(&Timer::Run(sim.id("job"))), "its schedule is disarmed");
+    sim.advance(Duration::from_secs(30));
+    let log = sim.take_log();
+    assert!(!log.iter().any(|l| l.starts_with("spawn")), "no extra run of a removed entry: {log:?}");
+    assert!(skips(&sim).is_empty());
+    sim.exit("job", Exit::Signal(TERM));
+    let names: Vec<String> = sim.pod.status().into_iter().map(|e| e.name).collect();
+    assert_eq!(names, s(&["job", "app"]), "no extra run was made");
+}
