@@ -224,10 +224,14 @@ impl Pod {
     /// (exited, stopped, in backoff): a new instance now, without backoff;
     /// `said` is the request's note.
     fn start_requested(&mut self, entry: EntryId, said: Said, now: Instant) {
-        if matches!(self.entries[entry].state, EntryState::Backoff { .. }) {
+        let in_backoff = matches!(self.entries[entry].state, EntryState::Backoff { .. });
+        self.note(entry, said);
+        if in_backoff && self.role(entry) == Role::Scheduled {
+            // A run between two tries: it ends here, counted, before the new one.
+            self.end_run_in_backoff(entry, now);
+        } else if in_backoff {
             self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
         }
-        self.note(entry, said);
         if self.role(entry) == Role::Scheduled {
             // A scheduled entry's instance is a run, with its rules.
             self.start_run(entry, std::time::Duration::ZERO, now);

@@ -437,3 +437,25 @@ fn a_removed_entry_being_stopped_starts_no_more_runs() {
     let names: Vec<String> = sim.pod.status().into_iter().map(|e| e.name).collect();
     assert_eq!(names, s(&["job", "app"]), "no extra run was made");
 }
+
+#[test]
+fn podinit_restart_between_two_tries_ends_that_run_before_the_new_one() {
+    let job = on_failure(scheduled("job", 600, ConcurrencyPolicy::Forbid), 5);
+    let mut sim = Sim::new(slow_backoff(pod(vec![job, entry("app", Role::Main)])));
+    sim.advance(Duration::from_secs(600));
+    sim.exit("job", Exit::Code(1));
+    sim.exit("job", Exit::Code(1));
+    sim.take_log();
+    assert!(matches!(sim.pod.status()[sim.id("job")].state, crate::status::State::Backoff));
+    sim.control(Control::Restart(sim.id("job"))).unwrap();
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    // The run that waited is over, failed, and said so, before the new one.
+    let events: Vec<&str> =
+        sim.fx.notes.iter().map(Note::event).filter(|e| e.starts_with("scheduled_run_")).collect();
+    assert_eq!(events, ["scheduled_run_started", "scheduled_run_finished", "scheduled_run_started"]);
+    let runs = sim.pod.status()[sim.id("job")].runs.unwrap();
+    assert_eq!((runs.started, runs.failed), (2, 1));
+    // The new run tries afresh, with a backoff of its own.
+    sim.exit("job", Exit::Code(1));
+    assert_eq!(sim.take_log(), s(&["spawn job"]), "its first try again is at once");
+}
