@@ -80,16 +80,19 @@ impl Pod {
                 if let Some(why) = not_now(&e.state) {
                     return Err(why);
                 }
-                // The extra runs of a scheduled entry stop with it.
+                // The extra runs of a scheduled entry stop with it; they are
+                // stopped only once the request is taken.
                 let state = e.state.clone();
-                self.stop_extra_runs(entry, now);
+                let extras_busy = self.busy_extra_runs(entry);
                 match state {
                     EntryState::Running(_) => {
+                        self.stop_extra_runs(entry, now);
                         self.note(entry, Said::StopRequested { running: true });
                         self.stop_for(entry, StopCause::Hold, None, now);
                         Ok(())
                     }
                     EntryState::Backoff { .. } => {
+                        self.stop_extra_runs(entry, now);
                         self.note(entry, Said::StopRequested { running: false });
                         if self.role(entry) == Role::Scheduled {
                             // A run between two tries: it ends here.
@@ -101,6 +104,14 @@ impl Pod {
                             self.entries[entry].state = EntryState::Held;
                         }
                         self.ended_for_now(entry, now);
+                        Ok(())
+                    }
+                    EntryState::Exited if extras_busy => {
+                        // Only its extra runs run: they stop, and its
+                        // schedule is held as if its own run had.
+                        self.note(entry, Said::StopRequested { running: true });
+                        self.stop_extra_runs(entry, now);
+                        self.entries[entry].state = EntryState::Held;
                         Ok(())
                     }
                     EntryState::Held => Err(format!("{name} is stopped already")),
@@ -197,6 +208,19 @@ impl Pod {
             | Control::Signal(..)
             | Control::Shutdown => Ok(()),
         }
+    }
+
+    /// Whether an extra run of `entry` runs (and is not being stopped) or
+    /// waits between two tries: what `podinit stop` of `entry` would stop.
+    fn busy_extra_runs(&self, entry: EntryId) -> bool {
+        self.entries.iter().any(|e| {
+            e.run_of == Some(entry)
+                && match &e.state {
+                    EntryState::Running(live) => live.stop().is_none(),
+                    EntryState::Backoff { .. } => true,
+                    _ => false,
+                }
+        })
     }
 
     /// `podinit stop` of a scheduled entry: its extra runs (`concurrency_policy

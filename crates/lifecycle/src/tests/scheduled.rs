@@ -459,3 +459,37 @@ fn podinit_restart_between_two_tries_ends_that_run_before_the_new_one() {
     sim.exit("job", Exit::Code(1));
     assert_eq!(sim.take_log(), s(&["spawn job"]), "its first try again is at once");
 }
+
+#[test]
+fn podinit_stop_while_only_extra_runs_run_stops_them_and_holds_the_schedule() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(20));
+    sim.exit("job", Exit::Code(0));
+    sim.take_log();
+    assert!(sim.running("job#2"));
+    let id = sim.id("job");
+    sim.control(Control::Stop(id)).unwrap();
+    assert_eq!(sim.take_log(), s(&["stop job#2"]));
+    sim.exit("job#2", Exit::Signal(TERM));
+    assert!(sim.pod.status()[id].held, "stopped until podinit start");
+    sim.advance(Duration::from_secs(30));
+    assert!(sim.take_log().is_empty(), "held: no run");
+    assert!(sim.control(Control::Stop(id)).unwrap_err().contains("stopped already"));
+    sim.control(Control::Start(id)).unwrap();
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
+
+#[test]
+fn a_refused_podinit_stop_changes_nothing() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(10));
+    sim.exit("job", Exit::Code(0));
+    sim.take_log();
+    let refused = sim.control(Control::Stop(sim.id("job"))).unwrap_err();
+    assert!(refused.contains("has exited"), "{refused}");
+    assert!(sim.take_log().is_empty());
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]), "not held");
+}
