@@ -471,7 +471,7 @@ fn scheduled_keys(e: &Entry, out: &mut Process, ctx: &mut Ctx) {
                     limit => ctx.note(
                         NoteKind::Approximated,
                         Some(limit.as_ref().map_or(at, |(_, at)| at)),
-                        "process-compose tries a failed run again without limit (max_restarts 0 or none); podinit tries it at most max_restarts times, 6 unless given",
+                        "process-compose tries a failed run again without limit (max_restarts 0 or none); podinit tries it again at most max_restarts times, 6 unless given",
                     ),
                 }
             }
