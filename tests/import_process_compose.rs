@@ -253,7 +253,10 @@ fn a_scheduled_on_failure_without_a_limit_is_not_written_as_max_restarts_0() {
     assert_eq!(toml.matches("restart_policy = \"OnFailure\"").count(), 3, "{toml}");
     assert!(!toml.contains("max_restarts = 0"), "0 is no limit in process-compose:\n{toml}");
     assert!(toml.contains("max_restarts = 3"), "{toml}");
-    for at in ["process-compose.yaml:10:7: processes.zero.availability", "process-compose.yaml:16:7: processes.none.availability"] {
+    for at in [
+        "process-compose.yaml:10:7: processes.zero.availability",
+        "process-compose.yaml:16:7: processes.none.availability",
+    ] {
         assert!(stderr.contains(at), "a note at {at}: {stderr}");
     }
     assert_eq!(stderr.matches("without limit").count(), 2, "{stderr}");

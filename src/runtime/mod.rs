@@ -275,7 +275,11 @@ mod tests {
         timers.cancel(Timer::Run(1));
         timers.arm_run(&spec, 1, false);
         let next = timers.run_at(1).unwrap();
-        assert!(next <= Instant::now() + Duration::from_secs(60), "armed {:?} from now", next - Instant::now());
+        assert!(
+            next <= Instant::now() + Duration::from_secs(60),
+            "armed {:?} from now",
+            next - Instant::now()
+        );
     }
 
     /// Once a run has come due, the next one counts from it.

@@ -59,6 +59,16 @@ impl Pod {
             EntryState::Running(_) if stopping => Some(format!("{name} is being stopped already")),
             _ => None,
         };
+        if let Some(of) = e.run_of {
+            // An extra run (`NAME#2`) idle between runs: its entry starts runs.
+            let idle = matches!(e.state, EntryState::Exited | EntryState::Held);
+            if idle && matches!(request, Control::Restart(_) | Control::Start(_)) {
+                let of = self.name(of);
+                return Err(format!(
+                    "{name} is an extra run of {of} and runs nothing now: ask {of} (`podinit trigger {of}`)"
+                ));
+            }
+        }
         match request {
             Control::Restart(_) | Control::Stop(_) if is_init => Err(format!(
                 "{name} is an init task: it runs once, to completion, and is not stopped or run again by request"
@@ -87,7 +97,9 @@ impl Pod {
                 match state {
                     EntryState::Running(_) => {
                         self.stop_extra_runs(entry, now);
-                        self.note(entry, Said::StopRequested { running: true });
+                        let is_extra = self.entries[entry].run_of.is_some();
+                        let said = if is_extra { Said::RunStopRequested } else { Said::StopRequested { running: true } };
+                        self.note(entry, said);
                         self.stop_for(entry, StopCause::Hold, None, now);
                         Ok(())
                     }
@@ -232,7 +244,7 @@ impl Pod {
             }
             match &self.entries[i].state {
                 EntryState::Running(live) if live.stop().is_none() => {
-                    self.note(i, Said::StopRequested { running: true });
+                    self.note(i, Said::RunStopRequested);
                     self.stop_for(i, StopCause::Hold, None, now);
                 }
                 EntryState::Backoff { .. } => {

@@ -493,3 +493,35 @@ fn a_refused_podinit_stop_changes_nothing() {
     sim.advance(Duration::from_secs(10));
     assert_eq!(sim.take_log(), s(&["spawn job"]), "not held");
 }
+
+#[test]
+fn an_extra_run_is_stopped_signalled_and_restarted_by_its_own_name() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(20));
+    sim.take_log();
+    let extra = sim.pod.entry_named("job#2").expect("an extra run is found by its name");
+    assert_eq!(extra, sim.id("job#2"));
+    sim.control(Control::Signal(extra, Signal::HUP)).unwrap();
+    // Stopping it stops that run only: the entry's run and schedule go on.
+    sim.control(Control::Stop(extra)).unwrap();
+    assert_eq!(sim.take_log(), s(&["stop job#2", "stop job#2"]));
+    assert_eq!(sim.fx.sent[..2], [("job#2".to_owned(), Signal::HUP), ("job#2".to_owned(), Signal::TERM)]);
+    let said = sim.fx.notes.iter().rev().find(|n| n.event() == "stop_requested").unwrap();
+    let said = said.text(sim.pod.spec()).to_string();
+    assert!(!said.contains("podinit start"), "an extra run is not held: {said}");
+    sim.exit("job#2", Exit::Signal(TERM));
+    assert!(!sim.pod.status()[extra].held);
+    // Idle, it runs nothing to start or restart: its entry is asked.
+    for request in [Control::Start(extra), Control::Restart(extra)] {
+        let refused = sim.control(request).unwrap_err();
+        assert!(refused.contains("is an extra run of job"), "{refused}");
+    }
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job#2"]), "used again by the schedule");
+    // Running, `podinit restart` replaces its run.
+    sim.control(Control::Restart(extra)).unwrap();
+    assert_eq!(sim.take_log(), s(&["stop job#2"]));
+    sim.exit("job#2", Exit::Signal(TERM));
+    assert_eq!(sim.take_log(), s(&["spawn job#2"]));
+}
