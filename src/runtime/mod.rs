@@ -228,7 +228,7 @@ pub(crate) fn private_dir(what: &str, mode: u32) -> Option<PathBuf> {
     None
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "schedule"))]
 mod tests {
     use std::time::{Duration, Instant};
 
