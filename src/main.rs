@@ -206,8 +206,9 @@ fn socket_of(target: &Target, global_config: Option<&std::path::Path>) -> Result
 }
 
 /// Sends one control verb to the podinit of `target`. A name that cannot be
-/// an entry's (a DNS label, docs/configuration.md) is a usage error here: it
-/// must not reach the line-based protocol.
+/// an entry's (a DNS label, docs/configuration.md) or an extra run's (`NAME#2`,
+/// docs/configuration.md, "Scheduled entries") is a usage error here: it must
+/// not reach the line-based protocol.
 fn ask(target: &Target, global_config: Option<&std::path::Path>, verb: Verb) -> ExitCode {
     let name = match &verb {
         Verb::Restart(n)
@@ -220,7 +221,12 @@ fn ask(target: &Target, global_config: Option<&std::path::Path>, verb: Verb) -> 
         Verb::Shutdown | Verb::Reload => None,
     };
     if let Some(name) = name {
-        if let Err(why) = podinit::config::validate::check_name(name) {
+        // An extra run: the entry's name, `#` and its number.
+        let entry = match name.split_once('#') {
+            Some((entry, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => entry,
+            _ => name.as_str(),
+        };
+        if let Err(why) = podinit::config::validate::check_name(entry) {
             let shown: String = name.chars().take(80).collect();
             eprintln!("podinit: {shown:?} is not an entry name: {why}");
             return ExitCode::from(USAGE as u8);

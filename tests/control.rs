@@ -230,6 +230,13 @@ fn every_verb_is_refused_during_termination_and_for_unknown_names() {
     let unknown = client(&td, &["restart", "nope"]);
     assert_eq!(unknown.code, Some(1));
     assert!(unknown.stderr.contains("no entry named \"nope\""), "{}", unknown.stderr);
+    // An extra run's name (`NAME#2`) reaches podinit; a `#` without a number does not.
+    let extra = client(&td, &["restart", "app#2"]);
+    assert_eq!(extra.code, Some(1), "{}", extra.stderr);
+    assert!(extra.stderr.contains("no entry named \"app#2\""), "{}", extra.stderr);
+    let bad = client(&td, &["restart", "app#x"]);
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+    assert!(bad.stderr.contains("is not an entry name"), "{}", bad.stderr);
     run.signal(libc::SIGTERM);
     run.wait_until("termination to begin", secs(10.0), |_| {
         client(&td, &["status"]).stdout.lines().any(|l| l.starts_with("pod: terminating"))

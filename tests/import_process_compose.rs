@@ -236,3 +236,28 @@ fn a_scheduled_process_is_a_scheduled_entry_and_disabled_is_left_out() {
     assert!(count(&out.records, "tick") >= 2, "{}", out.report());
     assert_eq!(count(&out.records, "nightly") + count(&out.records, "off"), 0, "{}", out.report());
 }
+
+/// A scheduled process's `availability.restart: on_failure` tries a failed
+/// run again; its `max_restarts` of 0 (or none) is process-compose's "no
+/// limit", never podinit's 0 (no try again): the bound is podinit's
+/// default, said in a note; a positive one is kept.
+#[test]
+fn a_scheduled_on_failure_without_a_limit_is_not_written_as_max_restarts_0() {
+    let td = TestDir::new();
+    td.write(
+        "process-compose.yaml",
+        "processes:\n  a:\n    command: x\n  zero:\n    command: x\n    schedule:\n      interval: 1m\n    availability:\n      restart: on_failure\n      max_restarts: 0\n  none:\n    command: x\n    schedule:\n      interval: 1m\n    availability:\n      restart: on_failure\n  three:\n    command: x\n    schedule:\n      interval: 1m\n    availability:\n      restart: on_failure\n      max_restarts: 3\n",
+    );
+    let (code, toml, stderr) = import(&td, "process-compose.yaml");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(toml.matches("restart_policy = \"OnFailure\"").count(), 3, "{toml}");
+    assert!(!toml.contains("max_restarts = 0"), "0 is no limit in process-compose:\n{toml}");
+    assert!(toml.contains("max_restarts = 3"), "{toml}");
+    for at in [
+        "process-compose.yaml:10:7: processes.zero.availability",
+        "process-compose.yaml:16:7: processes.none.availability",
+    ] {
+        assert!(stderr.contains(at), "a note at {at}: {stderr}");
+    }
+    assert_eq!(stderr.matches("without limit").count(), 2, "{stderr}");
+}

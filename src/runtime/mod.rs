@@ -40,12 +40,17 @@ pub(crate) struct Timers {
     armed: BTreeMap<Timer, Instant>,
     /// When each scheduled entry's next run is due.
     runs: BTreeMap<EntryId, Due>,
+    /// What each scheduled entry's next run counts from: the run last due
+    /// (its timer fired), or, for an `every`, when its schedule began. A
+    /// run armed and then cancelled (`podinit suspend`, a reload that
+    /// changes the entry) never moves it, so arming again finds that run.
+    last_due: BTreeMap<EntryId, Due>,
     /// The time zone of each scheduled entry with a cron schedule.
     zones: BTreeMap<EntryId, (String, crate::config::schedule::Zone)>,
 }
 
 /// When a scheduled entry's next run is due.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Due {
     /// A cron schedule's: a wall-clock time.
     Wall(SystemTime),
@@ -96,6 +101,9 @@ impl Timers {
                 Some(Due::Mono(at)) => now.saturating_duration_since(*at),
                 None => Duration::ZERO,
             };
+            if let Some(&due) = self.runs.get(&entry) {
+                self.last_due.insert(entry, due);
+            }
             events.push(Event::RunDue { entry, late });
         }
         events
@@ -133,14 +141,23 @@ impl Timers {
             return None;
         }
         let now = Instant::now();
+        // Armed again before its armed run came due (`podinit resume`, a
+        // reload that changed the entry): the runs whose time passed while
+        // it was not armed are not run.
+        let rearmed = self.runs.get(&entry).is_some_and(|due| self.last_due.get(&entry) != Some(due));
         let due = match &schedule.when {
             When::Every(every) => {
-                let mut at = match self.runs.get(&entry) {
+                let mut at = match self.last_due.get(&entry) {
                     Some(Due::Mono(last)) => *last + *every,
-                    _ => now + *every,
+                    _ => {
+                        // The schedule begins: its runs count from now.
+                        self.last_due.insert(entry, Due::Mono(now));
+                        now + *every
+                    }
                 };
-                // Runs missed while podinit could not run are not made up.
-                while at + *every <= now {
+                // Runs missed while podinit could not run are not made up
+                // (the last of them is due now, late).
+                while at + *every <= now || (rearmed && at <= now) {
                     at += *every;
                 }
                 self.armed.insert(Timer::Run(entry), at);
@@ -161,7 +178,7 @@ impl Timers {
                     t.duration_since(SystemTime::UNIX_EPOCH)
                         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
                 };
-                let last = match self.runs.get(&entry) {
+                let last = match self.last_due.get(&entry) {
                     Some(Due::Wall(last)) => secs(*last),
                     _ => i64::MIN,
                 };
@@ -209,4 +226,78 @@ pub(crate) fn private_dir(what: &str, mode: u32) -> Option<PathBuf> {
         }
     }
     None
+}
+
+#[cfg(all(test, feature = "schedule"))]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use crate::config::{Argv, ConcurrencyPolicy, EntrySpec, LogMode, Role, ScheduleSpec, When};
+    use crate::lifecycle::Timer;
+
+    fn scheduled(when: When) -> EntrySpec {
+        let mut e = EntrySpec::new("job", Role::Scheduled, Argv::program_only("x".into()), LogMode::Raw);
+        e.schedule = Some(ScheduleSpec {
+            when,
+            time_zone: "UTC".into(),
+            concurrency_policy: ConcurrencyPolicy::Allow,
+            starting_deadline: None,
+            suspend: false,
+            run_on_start: false,
+            active_deadline: None,
+            max_concurrent: None,
+        });
+        e
+    }
+
+    /// A run armed, cancelled before it came due (`podinit suspend`, a
+    /// reload that changed the entry) and armed again is still that run:
+    /// arming again never skips it.
+    #[test]
+    fn arming_again_before_the_run_came_due_keeps_that_run() {
+        let mut timers = super::Timers::default();
+        let every = Duration::from_secs(600);
+        let spec = scheduled(When::Every(every));
+        let before = Instant::now();
+        assert!(timers.arm_run(&spec, 0, false).is_none());
+        let first = timers.run_at(0).unwrap();
+        assert!(first >= before + every && first <= Instant::now() + every, "{first:?}");
+        timers.cancel(Timer::Run(0));
+        timers.arm_run(&spec, 0, false);
+        assert_eq!(timers.run_at(0), Some(first), "the same run, not the one after it");
+        // The same for a cron schedule, read from the wall clock: the next
+        // minute, not the one after.
+        let spec = scheduled(When::Cron {
+            text: "* * * * *".into(),
+            fields: crate::config::schedule::parse_cron("* * * * *").unwrap(),
+        });
+        timers.arm_run(&spec, 1, false);
+        timers.cancel(Timer::Run(1));
+        timers.arm_run(&spec, 1, false);
+        let next = timers.run_at(1).unwrap();
+        assert!(
+            next <= Instant::now() + Duration::from_secs(60),
+            "armed {:?} from now",
+            next - Instant::now()
+        );
+    }
+
+    /// Once a run has come due, the next one counts from it.
+    #[test]
+    fn the_next_run_counts_from_the_run_that_came_due() {
+        let mut timers = super::Timers::default();
+        let every = Duration::from_secs(1);
+        let spec = scheduled(When::Every(every));
+        timers.arm_run(&spec, 0, false);
+        let first = timers.run_at(0).unwrap();
+        let mut now = Instant::now();
+        while now < first {
+            std::thread::sleep(first - now);
+            now = Instant::now();
+        }
+        let due = timers.take_due(now);
+        assert!(matches!(due[..], [crate::lifecycle::Event::RunDue { entry: 0, .. }]), "{due:?}");
+        timers.arm_run(&spec, 0, false);
+        assert_eq!(timers.run_at(0), Some(first + every));
+    }
 }

@@ -59,6 +59,16 @@ impl Pod {
             EntryState::Running(_) if stopping => Some(format!("{name} is being stopped already")),
             _ => None,
         };
+        if let Some(of) = e.run_of {
+            // An extra run (`NAME#2`) idle between runs: its entry starts runs.
+            let idle = matches!(e.state, EntryState::Exited | EntryState::Held);
+            if idle && matches!(request, Control::Restart(_) | Control::Start(_)) {
+                let of = self.name(of);
+                return Err(format!(
+                    "{name} is an extra run of {of} and runs nothing now: ask {of} (`podinit trigger {of}`)"
+                ));
+            }
+        }
         match request {
             Control::Restart(_) | Control::Stop(_) if is_init => Err(format!(
                 "{name} is an init task: it runs once, to completion, and is not stopped or run again by request"
@@ -80,16 +90,21 @@ impl Pod {
                 if let Some(why) = not_now(&e.state) {
                     return Err(why);
                 }
-                // The extra runs of a scheduled entry stop with it.
+                // The extra runs of a scheduled entry stop with it; they are
+                // stopped only once the request is taken.
                 let state = e.state.clone();
-                self.stop_extra_runs(entry, now);
+                let extras_busy = self.busy_extra_runs(entry);
                 match state {
                     EntryState::Running(_) => {
-                        self.note(entry, Said::StopRequested { running: true });
+                        self.stop_extra_runs(entry, now);
+                        let is_extra = self.entries[entry].run_of.is_some();
+                        let said = if is_extra { Said::RunStopRequested } else { Said::StopRequested { running: true } };
+                        self.note(entry, said);
                         self.stop_for(entry, StopCause::Hold, None, now);
                         Ok(())
                     }
                     EntryState::Backoff { .. } => {
+                        self.stop_extra_runs(entry, now);
                         self.note(entry, Said::StopRequested { running: false });
                         if self.role(entry) == Role::Scheduled {
                             // A run between two tries: it ends here.
@@ -101,6 +116,14 @@ impl Pod {
                             self.entries[entry].state = EntryState::Held;
                         }
                         self.ended_for_now(entry, now);
+                        Ok(())
+                    }
+                    EntryState::Exited if extras_busy => {
+                        // Only its extra runs run: they stop, and its
+                        // schedule is held as if its own run had.
+                        self.note(entry, Said::StopRequested { running: true });
+                        self.stop_extra_runs(entry, now);
+                        self.entries[entry].state = EntryState::Held;
                         Ok(())
                     }
                     EntryState::Held => Err(format!("{name} is stopped already")),
@@ -199,6 +222,19 @@ impl Pod {
         }
     }
 
+    /// Whether an extra run of `entry` runs (and is not being stopped) or
+    /// waits between two tries: what `podinit stop` of `entry` would stop.
+    fn busy_extra_runs(&self, entry: EntryId) -> bool {
+        self.entries.iter().any(|e| {
+            e.run_of == Some(entry)
+                && match &e.state {
+                    EntryState::Running(live) => live.stop().is_none(),
+                    EntryState::Backoff { .. } => true,
+                    _ => false,
+                }
+        })
+    }
+
     /// `podinit stop` of a scheduled entry: its extra runs (`concurrency_policy
     /// = "Allow"`) are stopped through their stop path too.
     fn stop_extra_runs(&mut self, entry: EntryId, now: Instant) {
@@ -208,7 +244,7 @@ impl Pod {
             }
             match &self.entries[i].state {
                 EntryState::Running(live) if live.stop().is_none() => {
-                    self.note(i, Said::StopRequested { running: true });
+                    self.note(i, Said::RunStopRequested);
                     self.stop_for(i, StopCause::Hold, None, now);
                 }
                 EntryState::Backoff { .. } => {
@@ -224,10 +260,14 @@ impl Pod {
     /// (exited, stopped, in backoff): a new instance now, without backoff;
     /// `said` is the request's note.
     fn start_requested(&mut self, entry: EntryId, said: Said, now: Instant) {
-        if matches!(self.entries[entry].state, EntryState::Backoff { .. }) {
+        let in_backoff = matches!(self.entries[entry].state, EntryState::Backoff { .. });
+        self.note(entry, said);
+        if in_backoff && self.role(entry) == Role::Scheduled {
+            // A run between two tries: it ends here, counted, before the new one.
+            self.end_run_in_backoff(entry, now);
+        } else if in_backoff {
             self.out.push(Action::CancelTimer(Timer::Backoff(entry)));
         }
-        self.note(entry, said);
         if self.role(entry) == Role::Scheduled {
             // A scheduled entry's instance is a run, with its rules.
             self.start_run(entry, std::time::Duration::ZERO, now);

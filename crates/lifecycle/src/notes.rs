@@ -200,6 +200,10 @@ pub enum Said {
         /// backoff, which is cancelled.
         running: bool,
     },
+    /// Info, `stop_requested`, about an extra run of a scheduled entry
+    /// (`NAME#2`): `podinit stop` of it, or of its entry, stops its run; it
+    /// is not held (its entry's schedule is what `podinit stop NAME` holds).
+    RunStopRequested,
     /// Info, `signal_requested`, about an entry: `podinit signal` sends
     /// `signal` to `pid`.
     SignalRequested {
@@ -412,6 +416,7 @@ impl Note {
             | S::RestartRequested { .. }
             | S::StartRequested
             | S::StopRequested { .. }
+            | S::RunStopRequested
             | S::SignalRequested { .. }
             | S::Reloaded(_)
             | S::Waiting { .. } => Level::Info,
@@ -445,7 +450,7 @@ impl Note {
             S::DeadlineExceeded { .. } => "deadline_exceeded",
             S::RestartRequested { .. } => "restart_requested",
             S::StartRequested => "start_requested",
-            S::StopRequested { .. } => "stop_requested",
+            S::StopRequested { .. } | S::RunStopRequested => "stop_requested",
             S::SignalRequested { .. } => "signal_requested",
             S::Reloaded(_) => "reloaded",
             S::Waiting { .. } => "waiting",
@@ -650,6 +655,7 @@ impl fmt::Display for Text<'_> {
                 write!(f, "stop of {name} asked for: stopping it until `podinit start {name}`")
             }
             S::StopRequested { running: false } => write!(f, "{name} stopped while waiting out its backoff"),
+            S::RunStopRequested => write!(f, "stop of {name} asked for: stopping this run"),
             S::SignalRequested { pid, signal } => {
                 write!(f, "sending {signal} to {name} (pid {pid}), as asked")
             }

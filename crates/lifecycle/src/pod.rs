@@ -227,9 +227,16 @@ impl Pod {
         std::mem::take(&mut self.out)
     }
 
-    /// The entry named `name`.
+    /// The entry named `name`, or the extra run of a scheduled entry of
+    /// that name (`NAME#2`).
     pub fn entry_named(&self, name: &str) -> Option<EntryId> {
-        self.current_named(name)
+        self.current_named(name).or_else(|| {
+            // An extra run of a scheduled entry (`NAME#2`), by its own name.
+            (0..self.entries.len()).find(|&i| {
+                let e = &self.entries[i];
+                e.run_of.is_some() && !e.is_removed() && self.spec.entries[i].name == name
+            })
+        })
     }
 
     /// What the machine found worth saying since the last call, in order.

@@ -228,6 +228,10 @@ impl Pod {
     /// Entry `i` is no longer in the config (`podinit reload`).
     pub(crate) fn remove(&mut self, i: EntryId, now: Instant) -> String {
         let name = self.name(i).to_owned();
+        if self.role(i) == Role::Scheduled && self.entries[i].run_of.is_none() {
+            // Its schedule ends now, even while its run is being stopped.
+            self.out.push(Action::CancelTimer(Timer::Run(i)));
+        }
         match &self.entries[i].state {
             EntryState::Running(live) => match live.stop().cloned() {
                 None => {

@@ -53,6 +53,11 @@ impl Pod {
         if self.entries[entry].run_of.is_some() {
             return Outcome::Ignored("an extra run has no schedule of its own");
         }
+        if self.entries[entry].is_removed() {
+            // Removed by `podinit reload` while its run is being stopped:
+            // its schedule is over (its timer is not armed again).
+            return Outcome::Ignored("it was removed by podinit reload");
+        }
         if !matches!(self.phase, Phase::Running { .. }) {
             return Outcome::Ignored("no run starts before the mains or once termination has begun");
         }

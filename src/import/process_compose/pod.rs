@@ -462,8 +462,17 @@ fn scheduled_keys(e: &Entry, out: &mut Process, ctx: &mut Ctx) {
         match r.as_str() {
             "on_failure" => {
                 out.table.set("restart_policy", "OnFailure", Some(at));
-                if let Some((n, at)) = &p.max_restarts {
-                    out.table.set("max_restarts", *n, Some(at));
+                match &p.max_restarts {
+                    Some((n, at)) if *n > 0 => {
+                        out.table.set("max_restarts", *n, Some(at));
+                    }
+                    // process-compose's 0 (its default) is no limit; podinit's
+                    // 0 would be no try again.
+                    limit => ctx.note(
+                        NoteKind::Approximated,
+                        Some(limit.as_ref().map_or(at, |(_, at)| at)),
+                        "process-compose tries a failed run again without limit (max_restarts 0 or none); podinit tries it again at most max_restarts times, 6 unless given",
+                    ),
                 }
             }
             "no" => {}

@@ -169,6 +169,7 @@ fn every_note() -> Vec<(Note, Level, &'static str, &'static str)> {
             "stop_requested",
             "web stopped while waiting out its backoff",
         ),
+        (web(S::RunStopRequested), Info, "stop_requested", "stop of web asked for: stopping this run"),
         (
             web(S::SignalRequested { pid: 42, signal: Signal::HUP }),
             Info,

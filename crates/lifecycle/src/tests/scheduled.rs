@@ -416,3 +416,112 @@ fn replace_and_termination_end_a_run_waiting_between_tries() {
     let runs = sim.pod.status()[sim.id("job")].runs.unwrap();
     assert_eq!((runs.started, runs.failed), (2, 2));
 }
+
+#[test]
+fn a_removed_entry_being_stopped_starts_no_more_runs() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.take_log();
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    let said = sim.reload(pod(vec![entry("app", Role::Main)])).unwrap();
+    assert_eq!(said, s(&["job removed: stopping it"]));
+    assert_eq!(sim.take_log(), s(&["stop job"]));
+    // Its run takes its time to stop: its schedule is over all the same.
+    assert!(!sim.fx.timers.contains_key(&Timer::Run(sim.id("job"))), "its schedule is disarmed");
+    sim.advance(Duration::from_secs(30));
+    let log = sim.take_log();
+    assert!(!log.iter().any(|l| l.starts_with("spawn")), "no extra run of a removed entry: {log:?}");
+    assert!(skips(&sim).is_empty());
+    sim.exit("job", Exit::Signal(TERM));
+    let names: Vec<String> = sim.pod.status().into_iter().map(|e| e.name).collect();
+    assert_eq!(names, s(&["job", "app"]), "no extra run was made");
+}
+
+#[test]
+fn podinit_restart_between_two_tries_ends_that_run_before_the_new_one() {
+    let job = on_failure(scheduled("job", 600, ConcurrencyPolicy::Forbid), 5);
+    let mut sim = Sim::new(slow_backoff(pod(vec![job, entry("app", Role::Main)])));
+    sim.advance(Duration::from_secs(600));
+    sim.exit("job", Exit::Code(1));
+    sim.exit("job", Exit::Code(1));
+    sim.take_log();
+    assert!(matches!(sim.pod.status()[sim.id("job")].state, crate::status::State::Backoff));
+    sim.control(Control::Restart(sim.id("job"))).unwrap();
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    // The run that waited is over, failed, and said so, before the new one.
+    let events: Vec<&str> =
+        sim.fx.notes.iter().map(Note::event).filter(|e| e.starts_with("scheduled_run_")).collect();
+    assert_eq!(events, ["scheduled_run_started", "scheduled_run_finished", "scheduled_run_started"]);
+    let runs = sim.pod.status()[sim.id("job")].runs.unwrap();
+    assert_eq!((runs.started, runs.failed), (2, 1));
+    // The new run tries afresh, with a backoff of its own.
+    sim.exit("job", Exit::Code(1));
+    assert_eq!(sim.take_log(), s(&["spawn job"]), "its first try again is at once");
+}
+
+#[test]
+fn podinit_stop_while_only_extra_runs_run_stops_them_and_holds_the_schedule() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(20));
+    sim.exit("job", Exit::Code(0));
+    sim.take_log();
+    assert!(sim.running("job#2"));
+    let id = sim.id("job");
+    sim.control(Control::Stop(id)).unwrap();
+    assert_eq!(sim.take_log(), s(&["stop job#2"]));
+    sim.exit("job#2", Exit::Signal(TERM));
+    assert!(sim.pod.status()[id].held, "stopped until podinit start");
+    sim.advance(Duration::from_secs(30));
+    assert!(sim.take_log().is_empty(), "held: no run");
+    assert!(sim.control(Control::Stop(id)).unwrap_err().contains("stopped already"));
+    sim.control(Control::Start(id)).unwrap();
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
+
+#[test]
+fn a_refused_podinit_stop_changes_nothing() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(10));
+    sim.exit("job", Exit::Code(0));
+    sim.take_log();
+    let refused = sim.control(Control::Stop(sim.id("job"))).unwrap_err();
+    assert!(refused.contains("has exited"), "{refused}");
+    assert!(sim.take_log().is_empty());
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]), "not held");
+}
+
+#[test]
+fn an_extra_run_is_stopped_signalled_and_restarted_by_its_own_name() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(20));
+    sim.take_log();
+    let extra = sim.pod.entry_named("job#2").expect("an extra run is found by its name");
+    assert_eq!(extra, sim.id("job#2"));
+    sim.control(Control::Signal(extra, Signal::HUP)).unwrap();
+    // Stopping it stops that run only: the entry's run and schedule go on.
+    sim.control(Control::Stop(extra)).unwrap();
+    assert_eq!(sim.take_log(), s(&["stop job#2", "stop job#2"]));
+    assert_eq!(sim.fx.sent[..2], [("job#2".to_owned(), Signal::HUP), ("job#2".to_owned(), Signal::TERM)]);
+    let said = sim.fx.notes.iter().rev().find(|n| n.event() == "stop_requested").unwrap();
+    let said = said.text(sim.pod.spec()).to_string();
+    assert!(!said.contains("podinit start"), "an extra run is not held: {said}");
+    sim.exit("job#2", Exit::Signal(TERM));
+    assert!(!sim.pod.status()[extra].held);
+    // Idle, it runs nothing to start or restart: its entry is asked.
+    for request in [Control::Start(extra), Control::Restart(extra)] {
+        let refused = sim.control(request).unwrap_err();
+        assert!(refused.contains("is an extra run of job"), "{refused}");
+    }
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job#2"]), "used again by the schedule");
+    // Running, `podinit restart` replaces its run.
+    sim.control(Control::Restart(extra)).unwrap();
+    assert_eq!(sim.take_log(), s(&["stop job#2"]));
+    sim.exit("job#2", Exit::Signal(TERM));
+    assert_eq!(sim.take_log(), s(&["spawn job#2"]));
+}
