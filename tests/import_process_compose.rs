@@ -184,6 +184,9 @@ fn bad_files_are_refused_with_their_place_and_nothing_starts() {
         ("processes:\n  a:\n    command: 'echo {{.NOPE}}'\n", "{{.NOPE}}: no such var"),
         ("processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n  b:\n    command: x\n    schedule:\n      run_on_start: true\n", "process-compose.yaml:6:5: processes.b.schedule: a schedule needs `cron` or `interval`"),
         ("processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n  b:\n    command: x\n    schedule:\n      interval: 5 minutes\n", "process-compose.yaml:7:7: processes.b.schedule.interval: interval \"5 minutes\""),
+        ("processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n  b:\n    command: x\n    schedule:\n      interval: 90\n", "processes.b.schedule.interval: interval 90: a duration needs its unit (process-compose reads a Go duration): write \"90s\""),
+        ("processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n  b:\n    command: x\n    schedule:\n      interval: 0s\n", "processes.b.schedule.interval: interval must be more than 0"),
+        ("processes:\n  a:\n    command: 'echo a >> \"@REC@\"'\n  b:\n    command: x\n    schedule:\n      cron: '* * * * *'\n      max_concurrent: 0\n", "processes.b.schedule.max_concurrent: expected a whole number of at least 1, found 0"),
     ];
     for (text, want) in cases {
         let td = TestDir::new();

@@ -298,7 +298,12 @@ impl RunsReport {
     /// ran 2.0 s, next in 55.0 s`.
     fn text(&self) -> String {
         use std::fmt::Write as _;
-        let mut t = format!("{} runs ({} failed, {} skipped)", self.started, self.failed, self.skipped);
+        let mut t = format!(
+            "{} ({} failed, {} skipped)",
+            crate::lifecycle::counted(self.started, "run"),
+            self.failed,
+            self.skipped
+        );
         if let Some(ago) = self.last_started_ago {
             let _ = write!(t, ", the last started {} ago", seconds(ago));
             if let Some(ran) = self.last_ran_for {
@@ -461,10 +466,15 @@ impl<'a> PodReport<'a> {
     pub fn timing(&self, width: usize) -> String {
         use std::fmt::Write as _;
         let mut text = self.head();
-        let _ = writeln!(text, "{:width$}  ROLE          ASKED     STARTED       READY        HELD", "NAME");
+        let rw = self.role_width();
+        let _ = writeln!(
+            text,
+            "{:width$}  {:rw$}       ASKED     STARTED       READY        HELD",
+            "NAME", "ROLE"
+        );
         for e in &self.entries {
             let t = &e.timing;
-            let _ = write!(text, "{:width$}  {:7}", e.name, e.role.as_str());
+            let _ = write!(text, "{:width$}  {:rw$}", e.name, e.role.as_str());
             for (mark, d) in [('@', t.asked), ('@', t.started), ('@', t.ready), ('+', t.held)] {
                 let _ = write!(text, "  {:>10}", time(mark, d));
             }
@@ -475,6 +485,11 @@ impl<'a> PodReport<'a> {
             None => text.push_str("critical chain: not every main has been ready yet\n"),
         }
         text
+    }
+
+    /// The ROLE column's width: `sidecar`'s, or `scheduled`'s when one is.
+    fn role_width(&self) -> usize {
+        self.entries.iter().map(|e| e.role.as_str().len()).max().unwrap_or(0).max(7)
     }
 
     /// The first line of a report: which podinit answers.
@@ -494,9 +509,10 @@ impl<'a> PodReport<'a> {
         // fmt::Write on a String cannot fail.
         use std::fmt::Write as _;
         let mut text = self.head();
+        let rw = self.role_width();
         let _ = writeln!(
             text,
-            "{:width$}  {:7}  {:8}  {:>7}  {:>8}  {:>9}  READY",
+            "{:width$}  {:rw$}  {:8}  {:>7}  {:>8}  {:>9}  READY",
             "NAME", "ROLE", "STATE", "PID", "RESTARTS", "LAST EXIT"
         );
         let mut status_lines = String::new();
@@ -512,7 +528,7 @@ impl<'a> PodReport<'a> {
             };
             let _ = writeln!(
                 text,
-                "{:width$}  {:7}  {:8}  {pid:>7}  {:>8}  {last_text:>9}  {is_ready}",
+                "{:width$}  {:rw$}  {:8}  {pid:>7}  {:>8}  {last_text:>9}  {is_ready}",
                 e.name,
                 e.role.as_str(),
                 e.state,
@@ -539,7 +555,11 @@ impl<'a> PodReport<'a> {
         }
         text.push_str(if self.ready { ", ready" } else { ", not ready" });
         if self.pod_restarts > 0 {
-            let _ = write!(text, ", whole pod restarted {} times", self.pod_restarts);
+            let _ = write!(
+                text,
+                ", whole pod restarted {}",
+                crate::lifecycle::counted(self.pod_restarts, "time")
+            );
         }
         if let Some(left) = self.active_deadline_in {
             let left = Duration::from_secs(left.as_secs());

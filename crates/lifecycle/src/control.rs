@@ -127,6 +127,12 @@ impl Pod {
                         Ok(())
                     }
                     EntryState::Held => Err(format!("{name} is stopped already")),
+                    EntryState::Exited if self.role(entry) == Role::Scheduled && self.entries[entry].run_of.is_none() => {
+                        // Between runs: its schedule is held.
+                        self.note(entry, Said::ScheduleStopRequested);
+                        self.entries[entry].state = EntryState::Held;
+                        Ok(())
+                    }
                     _ => Err(format!("{name} is not running: it has exited")),
                 }
             }
@@ -175,10 +181,16 @@ impl Pod {
                     return Err(format!("{name} does not run yet: the mains have not been reached"));
                 }
                 if self.entries[entry].state == EntryState::Held {
-                    // `podinit stop` holds its schedule, not a run asked for.
-                    self.note(entry, Said::TriggerRequested);
-                    self.start_run(entry, std::time::Duration::ZERO, now);
-                    return Ok(());
+                    // `podinit stop` holds its schedule, not a run asked for:
+                    // that run is an extra run, and the hold stays.
+                    let at = self.notes.len();
+                    return match self.start_extra_run(entry, std::time::Duration::ZERO, now) {
+                        Ok(()) => {
+                            self.notes.insert(at, Note::entry(entry, Said::TriggerRequested));
+                            Ok(())
+                        }
+                        Err(_) => Err(format!("{name} runs as many times as max_concurrent allows already")),
+                    };
                 }
                 let policy = schedule.concurrency_policy;
                 let state = self.entries[entry].state.clone();

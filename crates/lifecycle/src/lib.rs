@@ -105,7 +105,7 @@ mod wait;
 pub use crate::driver::{Driver, Effects};
 pub use crate::entry::{EntryEvent, StateKind};
 pub use crate::events::{Action, Control, EntryId, Event, Instance, Timer};
-pub use crate::notes::{Level, Note, Said, SkipReason, Text};
+pub use crate::notes::{counted, Level, Note, Said, SkipReason, Text};
 pub use crate::pod::{Phase, Pod};
 pub use crate::spec::{HookKind, ProbeKind};
 pub use crate::status::{Awaited, EntryStatus, RunStats, State, StopGrace, StopStatus};

@@ -204,6 +204,9 @@ pub enum Said {
     /// (`NAME#2`): `podinit stop` of it, or of its entry, stops its run; it
     /// is not held (its entry's schedule is what `podinit stop NAME` holds).
     RunStopRequested,
+    /// Info, `stop_requested`, about a scheduled entry between runs: `podinit
+    /// stop`, no run starts until `podinit start`.
+    ScheduleStopRequested,
     /// Info, `signal_requested`, about an entry: `podinit signal` sends
     /// `signal` to `pid`.
     SignalRequested {
@@ -358,6 +361,16 @@ impl SkipReason {
     }
 }
 
+/// `n` and `word`, plural unless `n` is 1: `1 restart`, `2 restarts`.
+pub fn counted(n: impl Into<u64>, word: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 impl Note {
     /// A note about `entry`.
     pub(crate) fn entry(entry: EntryId, said: Said) -> Note {
@@ -417,6 +430,7 @@ impl Note {
             | S::StartRequested
             | S::StopRequested { .. }
             | S::RunStopRequested
+            | S::ScheduleStopRequested
             | S::SignalRequested { .. }
             | S::Reloaded(_)
             | S::Waiting { .. } => Level::Info,
@@ -450,7 +464,7 @@ impl Note {
             S::DeadlineExceeded { .. } => "deadline_exceeded",
             S::RestartRequested { .. } => "restart_requested",
             S::StartRequested => "start_requested",
-            S::StopRequested { .. } | S::RunStopRequested => "stop_requested",
+            S::StopRequested { .. } | S::RunStopRequested | S::ScheduleStopRequested => "stop_requested",
             S::SignalRequested { .. } => "signal_requested",
             S::Reloaded(_) => "reloaded",
             S::Waiting { .. } => "waiting",
@@ -617,7 +631,7 @@ impl fmt::Display for Text<'_> {
                 write!(f, "restarting {name} during termination (restart_during_termination)")
             }
             S::MaxRestarts { exit, max } => {
-                write!(f, "{name} exited with {exit} after {max} restarts (max_restarts): the pod fails")
+                write!(f, "{name} exited with {exit} after {} (max_restarts): the pod fails", counted(*max, "restart"))
             }
             S::InitFailed { exit } => {
                 write!(f, "init {name} failed with {exit}; restart_policy is Never, so the pod fails")
@@ -656,6 +670,9 @@ impl fmt::Display for Text<'_> {
             }
             S::StopRequested { running: false } => write!(f, "{name} stopped while waiting out its backoff"),
             S::RunStopRequested => write!(f, "stop of {name} asked for: stopping this run"),
+            S::ScheduleStopRequested => {
+                write!(f, "stop of {name} asked for: no run starts until `podinit start {name}`")
+            }
             S::SignalRequested { pid, signal } => {
                 write!(f, "sending {signal} to {name} (pid {pid}), as asked")
             }
@@ -716,7 +733,7 @@ impl fmt::Display for Text<'_> {
                     ),
                     SkipReason::Held => write!(f, "held by `podinit stop` (`podinit start {name}` ends it)"),
                     SkipReason::MaxConcurrent { max } => {
-                        write!(f, "{max} runs run already (max_concurrent)")
+                        write!(f, "{} already (max_concurrent)", counted(*max, "run"))
                     }
                 }
             }
@@ -732,7 +749,8 @@ impl fmt::Display for Text<'_> {
             }
             S::RunMaxRestarts { exit, max } => write!(
                 f,
-                "scheduled run of {name} exited with {exit} after {max} restarts within it (max_restarts): the run has failed"
+                "scheduled run of {name} exited with {exit} after {} within it (max_restarts): the run has failed",
+                counted(*max, "restart")
             ),
             S::RunDeadlineExceeded { deadline } => write!(
                 f,

@@ -190,6 +190,19 @@ impl Pod {
         let role = self.role(i);
         let e = &mut self.entries[i];
         match &mut e.state {
+            EntryState::Running(live) if role == Role::Scheduled => {
+                // As a CronJob's change: the run goes on as it is, the next
+                // runs have the new settings; its schedule is read again now.
+                let arm = new.schedule.as_ref().is_some_and(|s| !s.suspend)
+                    && matches!(self.phase, Phase::Running { .. });
+                self.spec.entries[i].schedule.clone_from(&new.schedule);
+                live.next = Some(Box::new(new));
+                self.out.push(Action::CancelTimer(Timer::Run(i)));
+                if arm {
+                    self.out.push(Action::ArmRun { entry: i, at_once: false });
+                }
+                format!("{name} changed: its run goes on as it is; the next runs have the new settings")
+            }
             EntryState::Running(live) if role != Role::Init && live.stop().is_none() => {
                 live.next = Some(Box::new(new));
                 self.stop_for(i, StopCause::Restart, None, now);

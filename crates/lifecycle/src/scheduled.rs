@@ -88,7 +88,11 @@ impl Pod {
             .map_or(ConcurrencyPolicy::Forbid, |s| s.concurrency_policy);
         let stopping = self.entries[entry].live().is_some_and(|l| l.stop().is_some());
         match (&self.entries[entry].state, policy) {
-            (EntryState::Exited, _) => self.start_run(entry, late, now),
+            (EntryState::Exited, _) => {
+                // Its extra runs may still run (max_concurrent counts them).
+                self.check_max_concurrent(entry)?;
+                self.start_run(entry, late, now);
+            }
             (EntryState::Held, _) => return Err(SkipReason::Held),
             // Busy (spawning, running, or between two tries of its run):
             // a CronJob's concurrencyPolicy decides (kubernetes.io "CronJob").
@@ -123,18 +127,13 @@ impl Pod {
     /// extra entry of `entry` (`NAME#2`, `NAME#3`...: one that is idle, or
     /// a new one), with `entry`'s settings of now; skipped when
     /// `max_concurrent` runs run already.
-    fn start_extra_run(&mut self, entry: EntryId, late: Duration, now: Instant) -> Result<(), SkipReason> {
-        let runs_of = |p: &Pod, i: EntryId| i == entry || p.entries[i].run_of == Some(entry);
-        let busy = (0..self.entries.len())
-            .filter(|&i| runs_of(self, i))
-            .filter(|&i| {
-                !matches!(self.entries[i].state, EntryState::Exited | EntryState::Held | EntryState::Removed)
-            })
-            .count();
-        let max = self.spec.entries[entry].schedule.as_ref().and_then(|s| s.max_concurrent);
-        if let Some(max) = max.filter(|&m| busy >= m as usize) {
-            return Err(SkipReason::MaxConcurrent { max });
-        }
+    pub(crate) fn start_extra_run(
+        &mut self,
+        entry: EntryId,
+        late: Duration,
+        now: Instant,
+    ) -> Result<(), SkipReason> {
+        self.check_max_concurrent(entry)?;
         let idle = (0..self.entries.len())
             .find(|&i| self.entries[i].run_of == Some(entry) && self.entries[i].state == EntryState::Exited);
         let extra = match idle {
@@ -151,10 +150,33 @@ impl Pod {
                 i
             }
         };
-        // Its settings are the entry's of now (a reload may have changed them).
+        // Its settings are the entry's of now: those a reload gave it, even
+        // while the entry's own run goes on with its old ones.
         let name = std::mem::take(&mut self.spec.entries[extra].name);
-        self.spec.entries[extra] = crate::spec::EntrySpec { name, ..self.spec.entries[entry].clone() };
+        let settings = match self.entries[entry].live().and_then(|l| l.next.as_deref()) {
+            Some(next) => next.clone(),
+            None => self.spec.entries[entry].clone(),
+        };
+        self.spec.entries[extra] = crate::spec::EntrySpec { name, ..settings };
         self.start_run(extra, late, now);
+        Ok(())
+    }
+
+    /// `Err` when `max_concurrent` runs of `entry` (its own and its extra
+    /// runs) run or wait between two tries already.
+    fn check_max_concurrent(&self, entry: EntryId) -> Result<(), SkipReason> {
+        let Some(max) = self.spec.entries[entry].schedule.as_ref().and_then(|s| s.max_concurrent) else {
+            return Ok(());
+        };
+        let busy = (0..self.entries.len())
+            .filter(|&i| i == entry || self.entries[i].run_of == Some(entry))
+            .filter(|&i| {
+                !matches!(self.entries[i].state, EntryState::Exited | EntryState::Held | EntryState::Removed)
+            })
+            .count();
+        if busy >= max as usize {
+            return Err(SkipReason::MaxConcurrent { max });
+        }
         Ok(())
     }
 
@@ -166,7 +188,10 @@ impl Pod {
         let runs = &mut self.entries[owner].runs;
         runs.started = runs.started.saturating_add(1);
         runs.last_start = Some(now);
+        // A new run is not a restart: only the tries within a run count.
+        let restarts = self.entries[entry].restarts;
         self.spawn(entry, now);
+        self.entries[entry].restarts = restarts;
         let e = &mut self.entries[entry];
         e.run = Run { first: e.instance, started_at: Some(now), restarts: 0 };
         // A new run tries afresh (a new Job's pods have a backoff of their own).

@@ -173,7 +173,9 @@ impl Pod {
                 restarts: e.restarts,
                 last_exit: e.last_exit,
                 started: e.live().is_some_and(Live::started),
-                ready: e.live().is_some_and(Live::ready),
+                // A scheduled entry's run is never counted ready: it holds
+                // no readiness (docs/configuration.md, "Scheduled entries").
+                ready: s.role != Role::Scheduled && e.live().is_some_and(Live::ready),
                 stopping: e.live().is_some_and(|l| l.stop().is_some()),
                 held: e.state == EntryState::Held,
                 removed: e.is_removed(),

@@ -492,8 +492,16 @@ fn schedule(v: &Node, at: &Place, ctx: &mut Ctx) -> Option<Schedule> {
             "cron" => s.cron = string(v, &at, ctx).map(|c| (c, at)),
             "interval" => {
                 let text = string(v, &at, ctx)?;
-                match crate::config::raw::parse_duration(text.trim()) {
-                    Ok(d) => s.interval = Some((text.trim().to_owned(), d, at)),
+                let text = text.trim();
+                match crate::config::raw::parse_duration(text) {
+                    Ok(d) if d.is_zero() => ctx.error(Some(&at), "interval must be more than 0"),
+                    Ok(d) => s.interval = Some((text.to_owned(), d, at)),
+                    // A Go duration (process-compose parses it with Go's
+                    // time.ParseDuration) has a unit.
+                    Err(_) if text.parse::<f64>().is_ok() => ctx.error(
+                        Some(&at),
+                        format!("interval {text}: a duration needs its unit (process-compose reads a Go duration): write \"{text}s\""),
+                    ),
                     Err(why) => ctx.error(Some(&at), format!("interval {text:?}: {why}")),
                 }
             }
@@ -705,7 +713,11 @@ fn bool_of(v: &Node, at: &Place, ctx: &mut Ctx) -> bool {
 fn int(v: &Node, at: &Place, min: i64, ctx: &mut Ctx) -> Option<i64> {
     match v.as_int() {
         Some(n) if n >= min => Some(n),
-        _ => {
+        Some(n) => {
+            ctx.error(Some(at), format!("expected a whole number of at least {min}, found {n}"));
+            None
+        }
+        None => {
             ctx.error(Some(at), format!("expected a whole number of at least {min}, found {}", v.kind()));
             None
         }

@@ -304,7 +304,7 @@ fn every_note() -> Vec<(Note, Level, &'static str, &'static str)> {
             web(S::RunSkipped { why: crate::SkipReason::MaxConcurrent { max: 2 } }),
             Info,
             "scheduled_run_skipped",
-            "scheduled run of web skipped: 2 runs run already (max_concurrent)",
+            "scheduled run of web skipped: 2 runs already (max_concurrent)",
         ),
         (web(S::TriggerRequested), Info, "trigger_requested", "run of web asked for: starting it"),
         (
@@ -491,4 +491,17 @@ fn every_note_carries_its_fields() {
     ] {
         assert!(fields(event).iter().all(|f| *f == none), "{event}");
     }
+}
+
+#[test]
+fn counts_are_singular_for_one() {
+    assert_eq!(crate::counted(1u32, "restart"), "1 restart");
+    assert_eq!(crate::counted(0u32, "run"), "0 runs");
+    assert_eq!(crate::counted(6u32, "restart"), "6 restarts");
+    let spec = pod(vec![entry("web", Role::Main)]);
+    let note = Note::entry(0, Said::MaxRestarts { exit: Exit::Code(1), max: 1 });
+    assert_eq!(
+        note.text(&spec).to_string(),
+        "web exited with status 1 after 1 restart (max_restarts): the pod fails"
+    );
 }

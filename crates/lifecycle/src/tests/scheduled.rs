@@ -481,17 +481,81 @@ fn podinit_stop_while_only_extra_runs_run_stops_them_and_holds_the_schedule() {
 }
 
 #[test]
-fn a_refused_podinit_stop_changes_nothing() {
+fn podinit_stop_between_runs_holds_the_schedule() {
     let mut sim =
         Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
     sim.advance(Duration::from_secs(10));
     sim.exit("job", Exit::Code(0));
     sim.take_log();
-    let refused = sim.control(Control::Stop(sim.id("job"))).unwrap_err();
-    assert!(refused.contains("has exited"), "{refused}");
-    assert!(sim.take_log().is_empty());
+    let id = sim.id("job");
+    sim.control(Control::Stop(id)).unwrap();
+    assert!(sim.take_log().is_empty(), "nothing runs to be stopped");
+    assert!(sim.pod.status()[id].held);
     sim.advance(Duration::from_secs(10));
-    assert_eq!(sim.take_log(), s(&["spawn job"]), "not held");
+    assert!(sim.take_log().is_empty(), "held: no run");
+    assert_eq!(skips(&sim), [SkipReason::Held]);
+    // A run asked for runs beside the hold, which stays.
+    sim.control(Control::Trigger(id)).unwrap();
+    assert_eq!(sim.take_log(), s(&["spawn job#2"]));
+    sim.exit("job#2", Exit::Code(0));
+    sim.advance(Duration::from_secs(10));
+    assert!(sim.take_log().is_empty(), "still held after the run asked for");
+    assert!(sim.pod.status()[id].held);
+    sim.control(Control::Start(id)).unwrap();
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+}
+
+#[test]
+fn max_concurrent_counts_extra_runs_while_the_entrys_own_run_is_idle() {
+    let job = with(scheduled("job", 10, ConcurrencyPolicy::Allow), |s| s.max_concurrent = Some(2));
+    let mut sim = Sim::new(pod(vec![job, entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(20));
+    assert_eq!(sim.take_log(), s(&["spawn app", "spawn job", "spawn job#2"]));
+    // Its own run ends; job#2 still runs: one more may start, not two.
+    sim.exit("job", Exit::Code(0));
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job"]));
+    sim.exit("job", Exit::Code(0));
+    let id = sim.id("job");
+    sim.control(Control::Trigger(id)).unwrap();
+    sim.take_log();
+    assert!(sim.control(Control::Trigger(id)).unwrap_err().contains("max_concurrent"));
+    assert_eq!(skips(&sim), []);
+}
+
+#[test]
+fn a_new_run_is_no_restart_and_a_running_run_is_never_ready() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Forbid), entry("app", Role::Main)]));
+    for _ in 0..3 {
+        sim.advance(Duration::from_secs(10));
+        sim.exit("job", Exit::Code(0));
+    }
+    sim.advance(Duration::from_secs(10));
+    let status = &sim.pod.status()[sim.id("job")];
+    assert_eq!(status.restarts, 0, "four runs, no restart");
+    assert!(!status.ready, "a scheduled entry holds no readiness");
+    assert_eq!(status.runs.unwrap().started, 4);
+}
+
+#[test]
+fn a_reload_lets_a_running_run_finish_and_the_next_runs_take_the_new_settings() {
+    let mut sim =
+        Sim::new(pod(vec![scheduled("job", 10, ConcurrencyPolicy::Allow), entry("app", Role::Main)]));
+    sim.advance(Duration::from_secs(10));
+    sim.take_log();
+    let mut spec = sim.pod.spec().clone();
+    spec.entries.truncate(2);
+    spec.entries[0].argv = crate::spec::Argv::program_only("new".into());
+    let said = sim.reload(spec).unwrap();
+    assert!(said[0].contains("its run goes on as it is"), "{said:?}");
+    assert!(sim.take_log().is_empty(), "the run is not stopped");
+    // An overlapping run already has the new settings.
+    sim.advance(Duration::from_secs(10));
+    assert_eq!(sim.take_log(), s(&["spawn job#2"]));
+    assert_eq!(sim.pod.spec().entries[sim.id("job#2")].argv.program(), "new");
+    sim.exit("job", Exit::Code(0));
+    assert_eq!(sim.pod.spec().entries[sim.id("job")].argv.program(), "new");
 }
 
 #[test]
