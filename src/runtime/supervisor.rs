@@ -102,7 +102,15 @@ impl Supervisor {
                 every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 every
             });
-        let width = spec.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+        // Room for an extra run's `#2` where runs may overlap, so that its
+        // lines line up with the others.
+        let overlaps = |e: &crate::config::EntrySpec| {
+            e.schedule
+                .as_ref()
+                .is_some_and(|s| s.concurrency_policy == crate::config::ConcurrencyPolicy::Allow)
+        };
+        let width =
+            spec.entries.iter().map(|e| e.name.len() + if overlaps(e) { 2 } else { 0 }).max().unwrap_or(0);
         let prefixes = spec.entries.iter().map(|e| format!("{:width$} | ", e.name).into_bytes()).collect();
         let stdin_entry = spec.entries.iter().position(|e| e.role == crate::config::Role::Main);
         let (tx, rx) = mpsc::unbounded_channel();
