@@ -528,8 +528,9 @@ fn manifest_edges_are_read_as_the_api_reads_them() {
 
 /// A scheduled entry is exported as a CronJob after the pod: it parses
 /// strictly as one, with the entry's schedule, zone, policies and container;
-/// an `every` becomes a cron step; a seconds field, `run_on_start` and an
-/// `every` with no cron form are reported; and the export reads back to the
+/// an `every` becomes a cron step; a seconds field, `run_on_start`, an
+/// `every` with no cron form and croner's `L` are reported (the last two
+/// left out); and the export reads back to the
 /// pod without its scheduled entries (the CronJobs are left out, with a note).
 #[test]
 fn a_scheduled_entry_is_exported_as_a_cron_job() {
@@ -575,6 +576,12 @@ name = "odd"
 role = "scheduled"
 every = "7m"
 command = ["/app/odd"]
+
+[[process]]
+name = "month-end"
+role = "scheduled"
+schedule = "0 3 L * *"
+command = ["/app/close-books"]
 "#,
     );
     let out = Command::new(env!("CARGO_BIN_EXE_podinit"))
@@ -647,6 +654,7 @@ command = ["/app/odd"]
         "tick: schedule \"*/10 * * * * *\" has a seconds field",
         "cleanup: max_concurrent = 3 has no CronJob equivalent",
         "odd: a scheduled entry is a CronJob on a cluster, but every = \"7m\" is not",
+        "month-end: a scheduled entry is a CronJob on a cluster, but schedule \"0 3 L * *\" uses croner's `L`, `W`, `#` or `+`, which a CronJob's schedule does not accept",
     ] {
         assert!(stderr.contains(want), "want {want:?} in:\n{stderr}");
     }

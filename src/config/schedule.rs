@@ -1,34 +1,71 @@
 //! Scheduled entries' times (docs/configuration.md, "Scheduled entries"):
-//! the cron expression reader, the next run's wall-clock time in the entry's
-//! time zone, and the time zones themselves (read from the system's zone
-//! database). The lifecycle only hears that a run is due; this module says
-//! when.
+//! cron expressions, read by croner; the next run's wall-clock time in the
+//! entry's time zone, found by croner's search; and the time zones
+//! themselves (tz-rs over the system's zone database), which croner sees
+//! through its `CronDateTime` trait (`At`). The lifecycle only hears that
+//! a run is due; this module says when.
 //!
-//! Daylight saving time: a scheduled local time that the clock skips (the
-//! spring-forward gap) runs at the same distance into the new offset (02:30
-//! in a one-hour gap runs at 03:30); a local time that occurs twice (the
-//! fall-back repeat) runs once, at its first occurrence.
+//! Daylight saving time follows croner's rules (its README, "Daylight Saving
+//! Time (DST) Handling"): a fixed-time schedule (one value each for second,
+//! minute and hour) whose time the clock skips (the spring-forward gap) runs
+//! at the first instant after the gap, that day; the runs of an interval or
+//! wildcard schedule inside the gap are skipped. In the fall-back repeat a
+//! fixed-time schedule runs once, at the first occurrence, and an interval
+//! schedule runs in both passes.
 
-use crate::config::CronFields;
+/// A cron expression as croner read it (an empty shell in a podinit built
+/// without the `schedule` feature, whose config reader admits none).
+#[derive(Clone)]
+pub struct Cron {
+    #[cfg(feature = "schedule")]
+    cron: croner::Cron,
+}
 
-/// Reads a cron expression: five fields (minute, hour, day of month, month,
-/// day of week), six with seconds first, or a macro (`@hourly`, `@daily`,
-/// `@midnight`, `@weekly`, `@monthly`, `@yearly`, `@annually`). A field is a
-/// list (`1,15`) of `*`, values, ranges (`1-5`) and steps (`*/15`, `0-30/10`,
-/// `5/15`); months and weekdays also by name (`JAN`, `mon`); weekday 7 is
-/// Sunday, as 0; `?` is `*` in the two day fields.
+impl std::fmt::Debug for Cron {
+    /// The expression, not croner's bit fields.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut t = f.debug_tuple("Cron");
+        #[cfg(feature = "schedule")]
+        t.field(&self.cron.as_str());
+        t.finish()
+    }
+}
+
+/// The fields of a six-field expression, for messages: name and range. A
+/// five-field one has all but the first.
+const FIELDS: [(&str, &str); 6] = [
+    ("second", "0-59"),
+    ("minute", "0-59"),
+    ("hour", "0-23"),
+    ("day of month", "1-31"),
+    ("month", "1-12 or JAN-DEC"),
+    ("day of week", "0-7 or SUN-SAT, 0 and 7 both Sunday"),
+];
+
+/// How far ahead [`Cron::next_after`] looks: 100 years. Whether a date runs
+/// depends on its year only through the year's kind (leap or not, and the
+/// weekday of January 1st), and each of the 14 kinds comes round within 40
+/// years (28, or 40 across a century year that is not a leap year): a
+/// schedule that runs in UTC runs within 40 years. Croner's own search
+/// stops at the year 5000 only: a schedule that runs only at local times
+/// its zone skips would cost PID 1 a search to there (about 3 s in a
+/// release build; a tenth of a second to 100 years).
+const HORIZON: i64 = 36_525 * 86_400;
+
+/// Reads a cron expression (docs/configuration.md, "Scheduled entries"):
+/// croner reads five fields, or six with seconds first, and the macros
+/// `@yearly`, `@annually`, `@monthly`, `@weekly`, `@daily`, `@hourly`.
+/// podinit adds `@midnight` (`@daily`, which croner lacks) and the messages
+/// for `@every`, another macro and a wrong number of fields.
 ///
 /// # Errors
-/// What is wrong, naming the field and the value: `minute 61 is out of
-/// range (0-59)`.
-pub fn parse_cron(text: &str) -> Result<CronFields, String> {
+/// What is wrong, naming the field and the value as written, croner's
+/// reason and the field's range: `minute "61": number out of bounds (0-59)`.
+pub fn parse_cron(text: &str) -> Result<Cron, String> {
     let text = text.trim();
-    let expanded = match text.to_ascii_lowercase().as_str() {
-        "@yearly" | "@annually" => "0 0 1 1 *",
-        "@monthly" => "0 0 1 * *",
-        "@weekly" => "0 0 * * 0",
-        "@daily" | "@midnight" => "0 0 * * *",
-        "@hourly" => "0 * * * *",
+    let text = match text.to_ascii_lowercase().as_str() {
+        "@midnight" => "@daily",
+        "@yearly" | "@annually" | "@monthly" | "@weekly" | "@daily" | "@hourly" => text,
         m if m.starts_with("@every") => {
             return Err("write `every = \"...\"` for a run every so often, not @every".into())
         }
@@ -37,145 +74,207 @@ pub fn parse_cron(text: &str) -> Result<CronFields, String> {
                 "unknown macro {text:?}: the macros are @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly"
             ))
         }
-        _ => text,
-    };
-    let fields: Vec<&str> = expanded.split_whitespace().collect();
-    let (seconds, rest) = match fields.len() {
-        5 => (None, &fields[..]),
-        6 => (Some(fields[0]), &fields[1..]),
-        n => {
-            return Err(format!(
-            "{n} fields: write five (minute hour day-of-month month day-of-week), or six with seconds first"
-        ))
-        }
-    };
-    let seconds = match seconds {
-        Some(f) => field(f, &SECOND)?,
-        None => 1,
-    };
-    let minutes = field(rest[0], &MINUTE)?;
-    let hours = field(rest[1], &HOUR)?;
-    let days = field(rest[2], &DAY)?;
-    let months = field(rest[3], &MONTH)?;
-    let mut weekdays = field(rest[4], &WEEKDAY)?;
-    if weekdays >> 7 & 1 == 1 {
-        weekdays = (weekdays | 1) & 0x7f;
-    }
-    let any = |f: &str| f == "*" || f == "?";
-    // The values fit their widths: each field's range is checked above.
-    Ok(CronFields {
-        seconds,
-        minutes,
-        hours: u32::try_from(hours).unwrap_or(u32::MAX),
-        days: u32::try_from(days).unwrap_or(u32::MAX),
-        months: u16::try_from(months).unwrap_or(u16::MAX),
-        weekdays: u8::try_from(weekdays).unwrap_or(u8::MAX),
-        any_day: any(rest[2]),
-        any_weekday: any(rest[4]),
-    })
-}
-
-/// One cron field's name, range and value names.
-struct Field {
-    name: &'static str,
-    min: u32,
-    max: u32,
-    names: &'static [&'static str],
-    /// `?` allowed (the day fields).
-    question: bool,
-}
-
-const SECOND: Field = Field { name: "second", min: 0, max: 59, names: &[], question: false };
-const MINUTE: Field = Field { name: "minute", min: 0, max: 59, names: &[], question: false };
-const HOUR: Field = Field { name: "hour", min: 0, max: 23, names: &[], question: false };
-const DAY: Field = Field { name: "day of month", min: 1, max: 31, names: &[], question: true };
-const MONTH: Field = Field {
-    name: "month",
-    min: 1,
-    max: 12,
-    names: &["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"],
-    question: false,
-};
-const WEEKDAY: Field = Field {
-    name: "day of week",
-    min: 0,
-    max: 7,
-    names: &["sun", "mon", "tue", "wed", "thu", "fri", "sat"],
-    question: true,
-};
-
-/// The set of values of one field, bit `n` for value `n`.
-fn field(text: &str, f: &Field) -> Result<u64, String> {
-    let mut set = 0u64;
-    for item in text.split(',') {
-        if item.is_empty() {
-            return Err(format!("{} {text:?}: an empty item in the list", f.name));
-        }
-        let (range, step) = match item.split_once('/') {
-            Some((r, s)) => {
-                let step: u32 =
-                    s.parse().map_err(|_| format!("{} {item:?}: the step {s:?} is not a number", f.name))?;
-                if step == 0 || step > f.max {
-                    return Err(format!(
-                        "{} {item:?}: the step {step} is out of range (1-{})",
-                        f.name, f.max
-                    ));
-                }
-                (r, Some(step))
+        _ => match text.split_whitespace().count() {
+            5 | 6 => text,
+            n => {
+                return Err(format!(
+                "{n} fields: write five (minute hour day-of-month month day-of-week), or six with seconds first"
+            ))
             }
-            None => (item, None),
-        };
-        let (lo, hi) = if range == "*" || (range == "?" && f.question) {
-            (f.min, f.max)
-        } else if let Some((a, b)) = range.split_once('-') {
-            let (a, b) = (value(a, f)?, value(b, f)?);
-            if a > b {
-                return Err(format!("{} {range:?}: the range ends before it begins", f.name));
-            }
-            (a, b)
-        } else {
-            let a = value(range, f)?;
-            // `5/15`: from 5 to the end, every 15.
-            (a, if step.is_some() { f.max } else { a })
-        };
-        let step = step.unwrap_or(1);
-        let mut v = lo;
-        while v <= hi {
-            set |= 1 << v;
-            v += step;
-        }
-    }
-    Ok(set)
+        },
+    };
+    Cron::read(text)
 }
 
-/// One value of a field: a number in its range, or a name.
-fn value(text: &str, f: &Field) -> Result<u32, String> {
-    if let Ok(n) = text.parse::<u32>() {
-        if n < f.min || n > f.max {
-            return Err(format!("{} {n} is out of range ({}-{})", f.name, f.min, f.max));
+/// croner's parser as podinit reads schedules: seconds optional, no year
+/// field, `5/15` accepted (Kubernetes' CronJob controller reads schedules
+/// with robfig/cron, which accepts it), and a day matching either day field
+/// runs when both are restricted (cron's rule; `+` before the day of week
+/// asks for both).
+#[cfg(feature = "schedule")]
+fn parser() -> croner::parser::CronParser {
+    use croner::parser::{CronParser, Seconds, Year};
+    CronParser::builder()
+        .seconds(Seconds::Optional)
+        .year(Year::Disallowed)
+        .dom_and_dow(false)
+        .sloppy_ranges(true)
+        .build()
+}
+
+/// The field croner refuses, found by reading each field alone (the others
+/// `*`), with croner's reason: `minute "61": number out of bounds (0-59)`.
+#[cfg(feature = "schedule")]
+fn refused(parser: &croner::parser::CronParser, text: &str, e: &croner::errors::CronError) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if let Some(fields) = FIELDS.get(FIELDS.len().saturating_sub(words.len())..).filter(|_| words.len() >= 5)
+    {
+        for (i, ((name, range), word)) in fields.iter().zip(&words).enumerate() {
+            let probe: Vec<&str> = (0..words.len()).map(|j| if j == i { *word } else { "*" }).collect();
+            if let Err(e) = parser.parse(&probe.join(" ")) {
+                return format!("{name} {word:?}: {} ({range})", reason(&e));
+            }
         }
-        return Ok(n);
     }
-    let lower = text.to_ascii_lowercase();
-    if let Some(i) = f.names.iter().position(|n| *n == lower) {
-        // Months are named from 1, weekdays from 0: their ranges' starts.
-        return Ok(u32::try_from(i).unwrap_or(0) + f.min);
+    reason(e)
+}
+
+/// croner's reason as a clause: "Number out of bounds." as `number out of
+/// bounds`.
+#[cfg(feature = "schedule")]
+fn reason(e: &croner::errors::CronError) -> String {
+    use croner::errors::CronError as E;
+    let text = match e {
+        E::ComponentError(m) | E::InvalidPattern(m) => m.clone(),
+        // "CronPattern contains illegal character 'F' in part 'FOO'": the
+        // part is the field, named already.
+        E::IllegalCharacters(m) => {
+            let m = m.strip_prefix("CronPattern contains ").unwrap_or(m);
+            m.split(" in part ").next().unwrap_or(m).to_owned()
+        }
+        other => other.to_string(),
+    };
+    let text = text.trim_end_matches('.');
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
+}
+
+impl Cron {
+    #[cfg(feature = "schedule")]
+    fn read(text: &str) -> Result<Cron, String> {
+        let parser = parser();
+        match parser.parse(text) {
+            Ok(cron) => Ok(Cron { cron }),
+            Err(e) => Err(refused(&parser, text, &e)),
+        }
     }
-    if f.names.is_empty() {
-        Err(format!("{} {text:?} is not a number", f.name))
-    } else {
-        Err(format!(
-            "{} {text:?} is neither a number ({}-{}) nor a name ({})",
-            f.name,
-            f.min,
-            f.max,
-            f.names.join(", ")
-        ))
+
+    #[cfg(not(feature = "schedule"))]
+    fn read(_: &str) -> Result<Cron, String> {
+        Err("a cron schedule needs the `schedule` feature, which this podinit was built without".into())
+    }
+
+    /// The first run after `after` (Unix seconds) in `zone`; `None` when
+    /// none comes within 100 years (it runs only at local times the zone
+    /// skips).
+    pub fn next_after(&self, zone: &Zone, after: i64) -> Option<i64> {
+        #[cfg(feature = "schedule")]
+        {
+            let from = At { unix: after, zone, limit: after.saturating_add(HORIZON) };
+            self.cron.find_next_occurrence(&from, false).ok().map(|at| at.unix)
+        }
+        #[cfg(not(feature = "schedule"))]
+        {
+            let _ = (zone, after, HORIZON);
+            None
+        }
+    }
+
+    /// Whether it never runs (`0 0 30 2 *`): a time field without a value,
+    /// or no run in UTC within the 400 years before 5000, the year croner's
+    /// search stops at. The calendar repeats every 400 years (146,097 days,
+    /// which are 20,871 weeks), so none then is none ever; the search takes
+    /// milliseconds.
+    pub fn never_runs(&self) -> bool {
+        #[cfg(feature = "schedule")]
+        {
+            let p = &self.cron.pattern;
+            if [&p.seconds, &p.minutes, &p.hours].iter().any(|f| f.values().is_empty()) {
+                return true;
+            }
+            let utc = Zone::utc();
+            let from = At { unix: days_from_civil(4600, 1, 1) * 86_400 - 1, zone: &utc, limit: i64::MAX };
+            self.cron.find_next_occurrence(&from, false).is_err()
+        }
+        #[cfg(not(feature = "schedule"))]
+        false
+    }
+
+    /// Whether it runs at a second other than 0 of a minute: a seconds
+    /// field, which a CronJob's schedule has not.
+    pub fn has_seconds(&self) -> bool {
+        #[cfg(feature = "schedule")]
+        return self.cron.pattern.seconds.values() != [0];
+        #[cfg(not(feature = "schedule"))]
+        false
+    }
+
+    /// Whether it uses croner's extensions `L`, `W`, `#` (the day fields) or
+    /// `+` (before the day of week), which robfig/cron's standard parser,
+    /// the one of Kubernetes' CronJob controller, refuses.
+    pub fn has_extensions(&self) -> bool {
+        #[cfg(feature = "schedule")]
+        {
+            let p = &self.cron.pattern;
+            p.days.has_modifiers() || p.days_of_week.has_modifiers() || p.matches_dom_and_dow()
+        }
+        #[cfg(not(feature = "schedule"))]
+        false
+    }
+}
+
+/// An instant (Unix seconds) in a time zone, as croner's search moves it.
+/// A local time whose instants all lie past `limit` ends the search.
+#[cfg(feature = "schedule")]
+#[derive(Debug, Clone, Copy)]
+struct At<'a> {
+    unix: i64,
+    zone: &'a Zone,
+    limit: i64,
+}
+
+#[cfg(feature = "schedule")]
+impl croner::CronDateTime for At<'_> {
+    fn to_civil(&self) -> croner::CivilDateTime {
+        let c = civil(self.unix + i64::from(self.zone.offset(self.unix)));
+        croner::CivilDateTime::new(
+            // Years of croner's search (1 to 5000) fit.
+            croner::CivilDate::from_parts_unchecked(
+                i32::try_from(c.year).unwrap_or(i32::MAX),
+                c.month,
+                c.day,
+            ),
+            croner::CivilTime::from_parts_unchecked(c.hour, c.minute, c.second),
+        )
+    }
+
+    fn civil_weekday(&self) -> croner::Weekday {
+        croner::Weekday::from_days_from_sunday(
+            civil(self.unix + i64::from(self.zone.offset(self.unix))).weekday,
+        )
+    }
+
+    fn resolve_civil(
+        &self,
+        c: croner::CivilDateTime,
+    ) -> Result<croner::Resolution<Self>, croner::errors::CronError> {
+        let local = days_from_civil(i64::from(c.year()), c.month(), c.day()) * 86_400
+            + i64::from(c.hour() * 3600 + c.minute() * 60 + c.second());
+        let (first, second) = self.zone.instants(local);
+        let at = |unix| At { unix, ..*self };
+        match (first, second) {
+            (Some(u), _) | (None, Some(u)) if u > self.limit => {
+                Err(croner::errors::CronError::TimeSearchLimitExceeded)
+            }
+            (Some(a), Some(b)) => Ok(croner::Resolution::Ambiguous(at(a), at(b))),
+            (Some(u), None) | (None, Some(u)) => Ok(croner::Resolution::Single(at(u))),
+            (None, None) if local - 93_600 > self.limit => {
+                Err(croner::errors::CronError::TimeSearchLimitExceeded)
+            }
+            (None, None) => Ok(croner::Resolution::Gap),
+        }
+    }
+
+    fn checked_add_seconds(&self, seconds: i64) -> Option<Self> {
+        Some(At { unix: self.unix.checked_add(seconds)?, ..*self })
+    }
+
+    fn cmp_instant(&self, other: &Self) -> std::cmp::Ordering {
+        self.unix.cmp(&other.unix)
     }
 }
 
 /// Days from 1970-01-01 to a civil date (proleptic Gregorian).
-#[cfg(test)]
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -207,6 +306,7 @@ struct Civil {
     hour: u32,
     minute: u32,
     second: u32,
+    /// 0-6 from Sunday.
     weekday: u32,
 }
 
@@ -216,37 +316,6 @@ fn civil(local: i64) -> Civil {
     let (year, month, day) = civil_from_days(days);
     let weekday = u32::try_from((days + 4).rem_euclid(7)).unwrap_or(0);
     Civil { year, month, day, hour: secs / 3600, minute: secs / 60 % 60, second: secs % 60, weekday }
-}
-
-/// How far ahead [`next_cron`] looks: five years (a February 29th that is
-/// also asked to be a given weekday comes round within them).
-const HORIZON: i64 = 5 * 366 * 86_400;
-
-/// The first time after `after` (Unix seconds) at which `fields` run in
-/// `zone`; `None` when none comes within five years (`30 0 30 2 *`).
-pub fn next_cron(fields: &CronFields, zone: &Zone, after: i64) -> Option<i64> {
-    let bit = |set: u64, n: u32| set >> n & 1 == 1;
-    let start = after.checked_add(i64::from(zone.offset(after)))?;
-    let mut t = start + 1;
-    while t - start < HORIZON {
-        let c = civil(t);
-        let into_day = i64::from(c.hour * 3600 + c.minute * 60 + c.second);
-        if !fields.date_matches(c.month, c.day, c.weekday) {
-            t += 86_400 - into_day;
-        } else if !bit(u64::from(fields.hours), c.hour) {
-            t += 3600 - i64::from(c.minute * 60 + c.second);
-        } else if !bit(fields.minutes, c.minute) {
-            t += 60 - i64::from(c.second);
-        } else if !bit(fields.seconds, c.second) {
-            t += 1;
-        } else {
-            match zone.to_utc(t) {
-                Some(u) if u > after => return Some(u),
-                _ => t += 1,
-            }
-        }
-    }
-    None
 }
 
 /// `at` (Unix seconds) in `zone` as RFC 3339: `2026-03-29T03:30:00+02:00`,
@@ -269,12 +338,13 @@ pub fn rfc3339(at: i64, zone: &Zone) -> String {
 /// The next three runs of a cron schedule after `after` (Unix seconds), in
 /// its zone as RFC 3339 (`podinit check`); an `every` has none to show.
 pub fn next_three(spec: &crate::config::ScheduleSpec, after: i64) -> Result<Vec<String>, String> {
-    let crate::config::When::Cron { fields, .. } = &spec.when else { return Ok(Vec::new()) };
+    let crate::config::When::Cron { text } = &spec.when else { return Ok(Vec::new()) };
+    let cron = parse_cron(text)?;
     let zone = Zone::load(&spec.time_zone)?;
     let mut at = after;
     let mut out = Vec::new();
     for _ in 0..3 {
-        let Some(next) = next_cron(fields, &zone, at) else { break };
+        let Some(next) = cron.next_after(&zone, at) else { break };
         out.push(rfc3339(next, &zone));
         at = next;
     }
@@ -368,18 +438,22 @@ impl Zone {
         0
     }
 
-    /// The Unix time of local time `local` (seconds from 1970-01-01T00:00:00
-    /// local): its first occurrence when it occurs twice; when it does not
-    /// occur (a gap), the same time in the offset before the gap.
-    fn to_utc(&self, local: i64) -> Option<i64> {
-        let before = self.offset(local - 86_400);
-        let after = self.offset(local + 86_400);
-        [before, after]
-            .into_iter()
-            .map(|o| local - i64::from(o))
-            .filter(|&u| i64::from(self.offset(u)) == local - u)
-            .min()
-            .or(Some(local - i64::from(before)))
+    /// The instants (Unix seconds) at which local time `local` (seconds
+    /// from 1970-01-01T00:00:00 local) occurs, earlier first: one, two when
+    /// the clock falls back over it, none when it skips it (a gap). The
+    /// offsets tried are those a day before and a day after: the zone's
+    /// changes are further apart than that.
+    fn instants(&self, local: i64) -> (Option<i64>, Option<i64>) {
+        let before = local - i64::from(self.offset(local - 86_400));
+        let after = local - i64::from(self.offset(local + 86_400));
+        let occurs = |u: i64| i64::from(self.offset(u)) == local - u;
+        let (a, b) = (before.min(after), before.max(after));
+        match (occurs(a), a != b && occurs(b)) {
+            (true, true) => (Some(a), Some(b)),
+            (true, false) => (Some(a), None),
+            (false, true) => (Some(b), None),
+            (false, false) => (None, None),
+        }
     }
 }
 
@@ -394,15 +468,20 @@ mod tests {
             + i64::from(n(11..13) * 3600 + n(14..16) * 60 + n(17..19))
     }
 
-    fn next3(expr: &str, zone: &Zone, from: &str) -> Vec<String> {
-        let f = parse_cron(expr).unwrap();
+    /// The first `n` runs of `expr` after `from` (UTC), in `zone`.
+    fn runs(expr: &str, zone: &Zone, from: &str, n: usize) -> Vec<String> {
+        let cron = parse_cron(expr).unwrap();
         let mut at = utc(from);
-        (0..3)
+        (0..n)
             .map(|_| {
-                at = next_cron(&f, zone, at).unwrap();
+                at = cron.next_after(zone, at).unwrap_or_else(|| panic!("{expr:?}: no run after {at}"));
                 rfc3339(at, zone)
             })
             .collect()
+    }
+
+    fn next3(expr: &str, zone: &Zone, from: &str) -> Vec<String> {
+        runs(expr, zone, from, 3)
     }
 
     #[test]
@@ -427,10 +506,12 @@ mod tests {
             next3("*/2 * * * * *", &z, from),
             ["2026-12-03T15:31:12Z", "2026-12-03T15:31:14Z", "2026-12-03T15:31:16Z"]
         );
-        assert_eq!(
-            next3("@daily", &z, from),
-            ["2026-12-04T00:00:00Z", "2026-12-05T00:00:00Z", "2026-12-06T00:00:00Z"]
-        );
+        for daily in ["@daily", "@midnight", "@DAILY"] {
+            assert_eq!(
+                next3(daily, &z, from),
+                ["2026-12-04T00:00:00Z", "2026-12-05T00:00:00Z", "2026-12-06T00:00:00Z"]
+            );
+        }
         assert_eq!(
             next3("0 9 * * mon-fri", &z, from),
             ["2026-12-04T09:00:00Z", "2026-12-07T09:00:00Z", "2026-12-08T09:00:00Z"]
@@ -440,37 +521,110 @@ mod tests {
             next3("0 0 1 * SUN", &z, from),
             ["2026-12-06T00:00:00Z", "2026-12-13T00:00:00Z", "2026-12-20T00:00:00Z"]
         );
+        // `+`: both.
+        assert_eq!(
+            next3("0 0 1 * +TUE", &z, from),
+            ["2027-06-01T00:00:00Z", "2028-02-01T00:00:00Z", "2028-08-01T00:00:00Z"]
+        );
         assert_eq!(
             next3("0 0 29 feb *", &z, from),
             ["2028-02-29T00:00:00Z", "2032-02-29T00:00:00Z", "2036-02-29T00:00:00Z"]
         );
+        // croner's extensions: the last day, the nearest weekday, the nth weekday.
+        assert_eq!(
+            next3("0 0 L * *", &z, from),
+            ["2026-12-31T00:00:00Z", "2027-01-31T00:00:00Z", "2027-02-28T00:00:00Z"]
+        );
+        assert_eq!(next3("0 0 1W * *", &z, from)[..2], ["2027-01-01T00:00:00Z", "2027-02-01T00:00:00Z"]);
+        assert_eq!(next3("0 0 * * FRI#2", &z, from)[0], "2026-12-11T00:00:00Z");
+        // `5/15`: from 5 to the end of the range (robfig/cron reads it so too).
         assert_eq!(next3("5/20 1,3 * JAN,Jul 7", &z, from)[0], "2027-01-03T01:05:00Z");
-        assert_eq!(next_cron(&parse_cron("0 0 30 2 *").unwrap(), &z, utc(from)), None);
+        assert_eq!(next3("0 0 * * 7", &z, from), next3("0 0 * * 0", &z, from), "7 is Sunday, as 0");
+        let never = parse_cron("0 0 30 2 *").unwrap();
+        assert!(never.never_runs());
+        assert_eq!(never.next_after(&z, utc(from)), None);
+        for runs in ["0 0 29 2 +1", "0 0 L 2 *", "* * * * *", "0 0 31 12 5#5"] {
+            assert!(!parse_cron(runs).unwrap().never_runs(), "{runs:?}");
+        }
+    }
+
+    /// Finding out that a schedule never runs takes a bounded, short time,
+    /// whatever never matches: the date, the time, both day fields.
+    #[test]
+    fn never_running_schedules_are_found_out_quickly() {
+        let start = std::time::Instant::now();
+        for never in [
+            "0 0 30 2 *",
+            "0 0 31 4,6,9,11 *",
+            "0 0 31 2 +5",
+            "0 0 13 * +5#5",
+            "* , * * *",
+            "0 0 , * *",
+            ", * * * * *",
+            "0 0 * , *",
+        ] {
+            let cron = parse_cron(never).unwrap();
+            assert!(cron.never_runs(), "{never:?}");
+        }
+        // Debug build, shared machine: a generous bound for what takes
+        // milliseconds.
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "{:?}", start.elapsed());
     }
 
     #[test]
     fn errors_name_the_field_and_value() {
         for (expr, want) in [
-            ("61 * * * *", "minute 61 is out of range (0-59)"),
-            ("* 24 * * *", "hour 24 is out of range (0-23)"),
-            ("* * 0 * *", "day of month 0 is out of range (1-31)"),
-            ("* * * 13 *", "month 13 is out of range (1-12)"),
-            ("* * * foo *", "month \"foo\" is neither a number (1-12) nor a name"),
-            ("* * * * 8", "day of week 8 is out of range (0-7)"),
-            ("*/0 * * * *", "minute \"*/0\": the step 0 is out of range (1-59)"),
-            ("5-1 * * * *", "minute \"5-1\": the range ends before it begins"),
+            ("61 * * * *", "minute \"61\": number out of bounds (0-59)"),
+            ("* 24 * * *", "hour \"24\": number out of bounds (0-23)"),
+            ("* * 0 * *", "day of month \"0\": number out of bounds (1-31)"),
+            ("* * * 13 *", "month \"13\": number out of bounds (1-12 or JAN-DEC)"),
+            ("* * * foo *", "month \"foo\": illegal character 'F' (1-12 or JAN-DEC)"),
+            ("* * * * 8", "day of week \"8\": number out of bounds (0-7 or SUN-SAT"),
+            ("*/0 * * * *", "minute \"*/0\": step cannot be zero (0-59)"),
+            ("5-1 * * * *", "minute \"5-1\": range out of bounds (0-59)"),
+            ("* * * * 1#6", "day of week \"1#6\": nth specifier out of bounds"),
             ("* * * *", "4 fields: write five"),
-            ("1,,2 * * * *", "an empty item"),
+            ("* * * * * * 2026", "7 fields: write five"),
+            ("", "0 fields"),
             ("@reboot", "unknown macro \"@reboot\""),
             ("@every 1h", "write `every"),
-            ("60 * * * * *", "second 60 is out of range (0-59)"),
-            ("? * * * *", "minute \"?\" is not a number"),
+            ("60 * * * * *", "second \"60\": number out of bounds (0-59)"),
+            ("? * * * *", "minute \"?\": illegal character '?' (0-59)"),
         ] {
-            let err = parse_cron(expr).unwrap_err();
+            let Err(err) = parse_cron(expr) else { panic!("{expr:?} is read") };
             assert!(err.contains(want), "{expr:?}: {err:?} does not say {want:?}");
         }
-        assert_eq!(parse_cron("0 0 * * 7").unwrap().weekdays, 1);
-        assert_eq!(parse_cron("0 0 * * 0-7").unwrap().weekdays, 0x7f);
+        // An empty item in a list is skipped, as croner and robfig/cron (the
+        // CronJob controller's parser) both do.
+        let z = Zone::utc();
+        assert_eq!(
+            next3("1,,2 * * * *", &z, "2026-12-03T15:31:10"),
+            next3("1,2 * * * *", &z, "2026-12-03T15:31:10")
+        );
+        // `?` is `*` in the day fields.
+        assert_eq!(next3("0 0 ? * ?", &z, "2026-12-03T15:31:10"), next3("@daily", &z, "2026-12-03T15:31:10"));
+    }
+
+    #[test]
+    fn croners_extensions_and_seconds_are_told_apart() {
+        for (expr, extensions, seconds) in [
+            ("30 7 * * mon-fri", false, false),
+            // Month and day names with an L or a W in them are no extension.
+            ("0 0 * JUL WED", false, false),
+            ("0 0 L * *", true, false),
+            ("0 0 15W * *", true, false),
+            ("0 0 LW * *", true, false),
+            ("0 0 * * 5#2", true, false),
+            ("0 0 * * 5L", true, false),
+            ("0 0 1 * +MON", true, false),
+            ("0 0 0 * * *", false, false),
+            ("*/10 * * * * *", false, true),
+            ("30 0 0 * * *", false, true),
+        ] {
+            let cron = parse_cron(expr).unwrap();
+            assert_eq!(cron.has_extensions(), extensions, "{expr:?}");
+            assert_eq!(cron.has_seconds(), seconds, "{expr:?}");
+        }
     }
 
     #[test]
@@ -481,24 +635,113 @@ mod tests {
         assert!(Zone::load("UTC").unwrap().is_utc());
     }
 
+    /// croner's view of an instant in a zone agrees with tz-rs: the local
+    /// time, the weekday, and a local time's instants, none in the spring
+    /// gap and two in the autumn repeat.
+    #[cfg(feature = "schedule")]
+    #[test]
+    fn croner_sees_local_times_as_tz_rs_has_them() {
+        use croner::{CivilDateTime, CronDateTime as _, Resolution, Weekday};
+        let Ok(berlin) = Zone::load("Europe/Berlin") else { return };
+        let at = |unix| At { unix, zone: &berlin, limit: i64::MAX };
+        let local = |y, mo, d, h, mi| CivilDateTime::from_ymd_hms(y, mo, d, h, mi, 0).unwrap();
+        // 2026-12-03 16:30 in Berlin (CET) is a Thursday, 15:30 UTC.
+        let winter = at(utc("2026-12-03T15:30:00"));
+        assert_eq!(winter.to_civil(), local(2026, 12, 3, 16, 30));
+        assert_eq!(winter.civil_weekday(), Weekday::Thursday);
+        let unix = |r: Resolution<At<'_>>| match r {
+            Resolution::Single(a) => vec![a.unix],
+            Resolution::Ambiguous(a, b) => vec![a.unix, b.unix],
+            Resolution::Gap => vec![],
+        };
+        let resolve = |c| unix(winter.resolve_civil(c).unwrap());
+        assert_eq!(resolve(local(2026, 12, 3, 16, 30)), [utc("2026-12-03T15:30:00")]);
+        // 2026-03-29: 02:00 CET jumps to 03:00 CEST.
+        assert_eq!(resolve(local(2026, 3, 29, 1, 59)), [utc("2026-03-29T00:59:00")]);
+        assert_eq!(resolve(local(2026, 3, 29, 2, 0)), Vec::<i64>::new());
+        assert_eq!(resolve(local(2026, 3, 29, 2, 59)), Vec::<i64>::new());
+        assert_eq!(resolve(local(2026, 3, 29, 3, 0)), [utc("2026-03-29T01:00:00")]);
+        // 2026-10-25: 03:00 CEST falls back to 02:00 CET; 02:30 is twice.
+        assert_eq!(
+            resolve(local(2026, 10, 25, 2, 30)),
+            [utc("2026-10-25T00:30:00"), utc("2026-10-25T01:30:00")]
+        );
+        assert_eq!(resolve(local(2026, 10, 25, 3, 0)), [utc("2026-10-25T02:00:00")]);
+        // Both passes read back as the same local time.
+        for pass in ["2026-10-25T00:30:00", "2026-10-25T01:30:00"] {
+            assert_eq!(at(utc(pass)).to_civil(), local(2026, 10, 25, 2, 30), "{pass}");
+        }
+        // Far ahead the zone's rule (its TZ footer) still says when.
+        assert_eq!(resolve(local(2400, 3, 26, 2, 30)), Vec::<i64>::new());
+        // A local time past the search's limit ends it.
+        let limited =
+            At { unix: utc("2026-12-03T15:30:00"), zone: &berlin, limit: utc("2026-12-31T00:00:00") };
+        assert!(limited.resolve_civil(local(2027, 1, 1, 0, 0)).is_err());
+        assert!(limited.resolve_civil(local(2026, 12, 30, 0, 0)).is_ok());
+    }
+
+    /// Daylight saving time as croner's README ("Daylight Saving Time (DST)
+    /// Handling") describes it.
     #[cfg(feature = "schedule")]
     #[test]
     fn daylight_saving_gap_and_repeat() {
         let Ok(berlin) = Zone::load("Europe/Berlin") else { return };
-        // 2026-03-29: 02:00 CET jumps to 03:00 CEST; 02:30 runs at 03:30.
+        // 2026-03-29: 02:00 CET jumps to 03:00 CEST. A fixed time in the gap
+        // runs at the first instant after it, that day.
         assert_eq!(
             next3("30 2 * * *", &berlin, "2026-03-28T12:00:00"),
-            ["2026-03-29T03:30:00+02:00", "2026-03-30T02:30:00+02:00", "2026-03-31T02:30:00+02:00"]
+            ["2026-03-29T03:00:00+02:00", "2026-03-30T02:30:00+02:00", "2026-03-31T02:30:00+02:00"]
         );
-        // 2026-10-25: 03:00 CEST falls back to 02:00 CET; 02:30 runs once.
+        // An interval's runs in the gap are skipped.
+        assert_eq!(
+            runs("*/30 * * * *", &berlin, "2026-03-29T00:10:00", 4),
+            [
+                "2026-03-29T01:30:00+01:00",
+                "2026-03-29T03:00:00+02:00",
+                "2026-03-29T03:30:00+02:00",
+                "2026-03-29T04:00:00+02:00"
+            ]
+        );
+        // The hour before the gap is no gap: a daily 01:00 runs once.
+        assert_eq!(
+            next3("0 1 * * *", &berlin, "2026-03-28T12:00:00"),
+            ["2026-03-29T01:00:00+01:00", "2026-03-30T01:00:00+02:00", "2026-03-31T01:00:00+02:00"]
+        );
+        // 2026-10-25: 03:00 CEST falls back to 02:00 CET. A fixed time runs
+        // once, at its first occurrence...
         assert_eq!(
             next3("30 2 * * *", &berlin, "2026-10-24T12:00:00"),
             ["2026-10-25T02:30:00+02:00", "2026-10-26T02:30:00+01:00", "2026-10-27T02:30:00+01:00"]
         );
-        // Every 30 minutes through the gap: no run lost, none twice.
+        // ...also when the search starts inside the second pass.
+        assert_eq!(next3("30 2 * * *", &berlin, "2026-10-25T01:10:00")[0], "2026-10-26T02:30:00+01:00");
+        // An interval runs in both passes.
         assert_eq!(
-            next3("*/30 * * * *", &berlin, "2026-03-29T00:40:00"),
-            ["2026-03-29T03:00:00+02:00", "2026-03-29T03:30:00+02:00", "2026-03-29T04:00:00+02:00"]
+            runs("*/30 * * * *", &berlin, "2026-10-25T00:10:00", 5),
+            [
+                "2026-10-25T02:30:00+02:00",
+                "2026-10-25T02:00:00+01:00",
+                "2026-10-25T02:30:00+01:00",
+                "2026-10-25T03:00:00+01:00",
+                "2026-10-25T03:30:00+01:00"
+            ]
         );
+    }
+
+    /// A schedule that runs only at local times its zone skips (every
+    /// second of 02:00-02:59 on the last Sunday of March, in Berlin) has no
+    /// run; finding that out stops at the 100-year horizon, quickly.
+    #[cfg(feature = "schedule")]
+    #[test]
+    fn a_schedule_only_in_the_gap_is_given_up_on_quickly() {
+        let Ok(berlin) = Zone::load("Europe/Berlin") else { return };
+        let cron = parse_cron("* * 2 * 3 0#L").unwrap();
+        assert!(!cron.never_runs(), "it runs in UTC");
+        // The longest wait of a schedule that runs: 40 years, for a
+        // February 29th that is a Monday, across 2100.
+        assert_eq!(next3("0 0 29 2 +MON", &berlin, "2072-03-01T00:00:00")[0], "2112-02-29T00:00:00+01:00");
+        let start = std::time::Instant::now();
+        assert_eq!(cron.next_after(&berlin, utc("2026-01-01T00:00:00")), None);
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
     }
 }

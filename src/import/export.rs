@@ -202,16 +202,23 @@ pub fn cron_job_name(pod: &str, entry: &str) -> String {
 
 /// A scheduled entry's `schedule` or `every` as a CronJob's `schedule`, or
 /// why it cannot be one. A six-field expression loses its seconds (a
-/// CronJob runs at most once a minute): the report says so.
+/// CronJob runs at most once a minute): the report says so. croner's `L`,
+/// `W`, `#` and `+` have no CronJob form: the CronJob controller reads its
+/// schedule with robfig/cron's standard parser, which refuses them.
 fn cron_schedule(e: &EntrySpec, when: &When, report: &mut Vec<String>) -> Result<String, String> {
     match when {
-        When::Cron { text, fields } => {
+        When::Cron { text } => {
+            // The config reader has read it: it cannot fail here.
+            let cron = crate::config::schedule::parse_cron(text).ok();
+            if cron.as_ref().is_some_and(crate::config::schedule::Cron::has_extensions) {
+                return Err(format!("schedule {text:?} uses croner's `L`, `W`, `#` or `+`, which a CronJob's schedule does not accept (Kubernetes reads it with robfig/cron's standard parser)"));
+            }
             let words: Vec<&str> = text.split_whitespace().collect();
             if words.len() != 6 {
                 return Ok(text.trim().to_owned());
             }
             let minute = words[1..].join(" ");
-            if fields.seconds != 1 {
+            if cron.is_some_and(|c| c.has_seconds()) {
                 report.push(format!("{}: schedule {text:?} has a seconds field, which a CronJob has not (it runs at most once a minute): written as {minute:?}, at second 0 of each minute it names", e.name));
             }
             Ok(minute)

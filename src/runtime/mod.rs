@@ -45,8 +45,18 @@ pub(crate) struct Timers {
     /// run armed and then cancelled (`podinit suspend`, a reload that
     /// changes the entry) never moves it, so arming again finds that run.
     last_due: BTreeMap<EntryId, Due>,
-    /// The time zone of each scheduled entry with a cron schedule.
-    zones: BTreeMap<EntryId, (String, crate::config::schedule::Zone)>,
+    /// Each scheduled entry's cron schedule, as read.
+    crons: BTreeMap<EntryId, CronReading>,
+}
+
+/// A cron schedule and its time zone as read, with the texts they were read
+/// from (read again when the entry's spec changes them).
+#[derive(Debug)]
+struct CronReading {
+    text: String,
+    cron: crate::config::schedule::Cron,
+    zone_name: String,
+    zone: crate::config::schedule::Zone,
 }
 
 /// When a scheduled entry's next run is due.
@@ -163,16 +173,34 @@ impl Timers {
                 self.armed.insert(Timer::Run(entry), at);
                 Due::Mono(at)
             }
-            When::Cron { fields, .. } => {
-                use crate::config::schedule::{next_cron, Zone};
-                if self.zones.get(&entry).is_none_or(|(name, _)| *name != schedule.time_zone) {
-                    let zone = Zone::load(&schedule.time_zone).unwrap_or_else(|why| {
-                        tracing::warn!("{}: {why}; its schedule is read in UTC", spec.name);
-                        Zone::utc()
-                    });
-                    self.zones.insert(entry, (schedule.time_zone.clone(), zone));
+            When::Cron { text } => {
+                use crate::config::schedule::{parse_cron, Zone};
+                let fresh = self
+                    .crons
+                    .get(&entry)
+                    .is_some_and(|r| r.text == *text && r.zone_name == schedule.time_zone);
+                if !fresh {
+                    // The config reader has read both: the zone fails only
+                    // when its file changed since.
+                    let cron = match parse_cron(text) {
+                        Ok(cron) => cron,
+                        Err(why) => {
+                            tracing::warn!("{}: {why}; no run is armed", spec.name);
+                            return now_event;
+                        }
+                    };
+                    let zone = match self.crons.remove(&entry) {
+                        Some(r) if r.zone_name == schedule.time_zone => r.zone,
+                        _ => Zone::load(&schedule.time_zone).unwrap_or_else(|why| {
+                            tracing::warn!("{}: {why}; its schedule is read in UTC", spec.name);
+                            Zone::utc()
+                        }),
+                    };
+                    let reading =
+                        CronReading { text: text.clone(), cron, zone_name: schedule.time_zone.clone(), zone };
+                    self.crons.insert(entry, reading);
                 }
-                let zone = self.zones.get(&entry).map(|(_, z)| z.clone()).unwrap_or_else(Zone::utc);
+                let Some(reading) = self.crons.get(&entry) else { return now_event };
                 let wall = SystemTime::now();
                 let secs = |t: SystemTime| {
                     t.duration_since(SystemTime::UNIX_EPOCH)
@@ -182,8 +210,11 @@ impl Timers {
                     Some(Due::Wall(last)) => secs(*last),
                     _ => i64::MIN,
                 };
-                let Some(next) = next_cron(fields, &zone, secs(wall).max(last)) else {
-                    tracing::warn!("{}: its schedule has no run in the next five years", spec.name);
+                let Some(next) = reading.cron.next_after(&reading.zone, secs(wall).max(last)) else {
+                    tracing::warn!(
+                        "{}: its schedule has no run in its time zone in the next 100 years",
+                        spec.name
+                    );
                     return now_event;
                 };
                 let at = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(next).unwrap_or(0));
@@ -267,10 +298,7 @@ mod tests {
         assert_eq!(timers.run_at(0), Some(first), "the same run, not the one after it");
         // The same for a cron schedule, read from the wall clock: the next
         // minute, not the one after.
-        let spec = scheduled(When::Cron {
-            text: "* * * * *".into(),
-            fields: crate::config::schedule::parse_cron("* * * * *").unwrap(),
-        });
+        let spec = scheduled(When::Cron { text: "* * * * *".into() });
         timers.arm_run(&spec, 1, false);
         timers.cancel(Timer::Run(1));
         timers.arm_run(&spec, 1, false);

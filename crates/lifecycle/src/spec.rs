@@ -356,52 +356,11 @@ pub struct ScheduleSpec {
 /// A scheduled entry's `schedule` or `every`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum When {
-    /// A cron expression, as written, and its fields.
-    Cron { text: String, fields: CronFields },
+    /// A cron expression, as written (podinit's config reader has read it;
+    /// its runtime reads it again to find the next run).
+    Cron { text: String },
     /// Every this long, counted from when the mains were reached.
     Every(Duration),
-}
-
-/// The fields of a cron expression, each the set of values it allows (bit
-/// `n` set: value `n` allowed). Five-field expressions allow second 0 only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CronFields {
-    /// 0-59.
-    pub seconds: u64,
-    /// 0-59.
-    pub minutes: u64,
-    /// 0-23.
-    pub hours: u32,
-    /// 1-31.
-    pub days: u32,
-    /// 1-12.
-    pub months: u16,
-    /// 0-6, Sunday 0.
-    pub weekdays: u8,
-    /// The day-of-month field was `*` (or `?`): cron's rule for the two day
-    /// fields then takes the weekday alone, and the other way round; when
-    /// both are restricted a day matching either runs.
-    pub any_day: bool,
-    /// The day-of-week field was `*` (or `?`).
-    pub any_weekday: bool,
-}
-
-impl CronFields {
-    /// Whether a date (month 1-12, day 1-31, weekday 0-6 from Sunday) runs.
-    pub fn date_matches(&self, month: u32, day: u32, weekday: u32) -> bool {
-        let bit = |set: u64, n: u32| set >> n & 1 == 1;
-        if !bit(u64::from(self.months), month) {
-            return false;
-        }
-        let by_day = bit(u64::from(self.days), day);
-        let by_weekday = bit(u64::from(self.weekdays), weekday);
-        match (self.any_day, self.any_weekday) {
-            (true, true) => true,
-            (true, false) => by_weekday,
-            (false, true) => by_day,
-            (false, false) => by_day || by_weekday,
-        }
-    }
 }
 
 impl EntrySpec {

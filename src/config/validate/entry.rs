@@ -298,12 +298,12 @@ impl Validator<'_> {
                 let at = s.span().start;
                 let text = s.into_inner();
                 match schedule::parse_cron(&text) {
-                    Ok(fields) => {
-                        // Whether a date ever matches does not depend on the zone.
-                        if schedule::next_cron(&fields, &schedule::Zone::utc(), 0).is_none() {
-                            self.at(at, format!("{text:?}: it never runs (no such date)"));
+                    Ok(cron) => {
+                        // Whether it ever runs does not depend on the zone.
+                        if cron.never_runs() {
+                            self.at(at, format!("{text:?}: it never runs (no such date or time)"));
                         }
-                        When::Cron { text, fields }
+                        When::Cron { text }
                     }
                     Err(why) => {
                         self.at(at, format!("{text:?}: {why}"));
