@@ -432,8 +432,16 @@ fn scheduled(keys: &str) -> String {
 #[test]
 fn bad_schedules_are_refused_naming_the_field_and_value() {
     for (keys, needle, says) in [
-        ("schedule = \"61 * * * *\"", "schedule =", "\"61 * * * *\": minute \"61\": number out of bounds (0-59)"),
-        ("schedule = \"* * * FOO *\"", "schedule =", "month \"FOO\": illegal character 'F' (1-12 or JAN-DEC)"),
+        (
+            "schedule = \"61 * * * *\"",
+            "schedule =",
+            "\"61 * * * *\": minute \"61\": number out of bounds (0-59)",
+        ),
+        (
+            "schedule = \"* * * FOO *\"",
+            "schedule =",
+            "month \"FOO\": illegal character 'F' (1-12 or JAN-DEC)",
+        ),
         ("schedule = \"0 0 * * MON#6\"", "schedule =", "day of week \"MON#6\": nth specifier out of bounds"),
         ("schedule = \"* * * *\"", "schedule =", "4 fields"),
         ("schedule = \"0 0 30 2 *\"", "schedule =", "it never runs"),

@@ -33,6 +33,7 @@ impl std::fmt::Debug for Cron {
 
 /// The fields of a six-field expression, for messages: name and range. A
 /// five-field one has all but the first.
+#[cfg(feature = "schedule")]
 const FIELDS: [(&str, &str); 6] = [
     ("second", "0-59"),
     ("minute", "0-59"),
@@ -134,9 +135,12 @@ fn reason(e: &croner::errors::CronError) -> String {
         }
         other => other.to_string(),
     };
-    let text = text.trim_end_matches('.');
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
+    // ASCII only: Unicode's case tables would cost 12 KB of the binary.
+    let mut text = text.trim_end_matches('.').to_owned();
+    if let Some(first) = text.get_mut(..1) {
+        first.make_ascii_lowercase();
+    }
+    text
 }
 
 impl Cron {
@@ -275,6 +279,7 @@ impl croner::CronDateTime for At<'_> {
 }
 
 /// Days from 1970-01-01 to a civil date (proleptic Gregorian).
+#[cfg(any(feature = "schedule", test))]
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -307,6 +312,7 @@ struct Civil {
     minute: u32,
     second: u32,
     /// 0-6 from Sunday.
+    #[cfg_attr(not(feature = "schedule"), allow(dead_code))]
     weekday: u32,
 }
 
@@ -443,6 +449,7 @@ impl Zone {
     /// the clock falls back over it, none when it skips it (a gap). The
     /// offsets tried are those a day before and a day after: the zone's
     /// changes are further apart than that.
+    #[cfg(feature = "schedule")]
     fn instants(&self, local: i64) -> (Option<i64>, Option<i64>) {
         let before = local - i64::from(self.offset(local - 86_400));
         let after = local - i64::from(self.offset(local + 86_400));
@@ -468,6 +475,7 @@ mod tests {
             + i64::from(n(11..13) * 3600 + n(14..16) * 60 + n(17..19))
     }
 
+    #[cfg(feature = "schedule")]
     /// The first `n` runs of `expr` after `from` (UTC), in `zone`.
     fn runs(expr: &str, zone: &Zone, from: &str, n: usize) -> Vec<String> {
         let cron = parse_cron(expr).unwrap();
@@ -480,6 +488,7 @@ mod tests {
             .collect()
     }
 
+    #[cfg(feature = "schedule")]
     fn next3(expr: &str, zone: &Zone, from: &str) -> Vec<String> {
         runs(expr, zone, from, 3)
     }
@@ -494,6 +503,7 @@ mod tests {
         assert_eq!(rfc3339(utc("2026-12-03T15:30:00"), &Zone::utc()), "2026-12-03T15:30:00Z");
     }
 
+    #[cfg(feature = "schedule")]
     #[test]
     fn expressions_run_when_cron_says() {
         let z = Zone::utc();
@@ -548,6 +558,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "schedule")]
     /// Finding out that a schedule never runs takes a bounded, short time,
     /// whatever never matches: the date, the time, both day fields.
     #[test]
@@ -571,6 +582,7 @@ mod tests {
         assert!(start.elapsed() < std::time::Duration::from_secs(10), "{:?}", start.elapsed());
     }
 
+    #[cfg(feature = "schedule")]
     #[test]
     fn errors_name_the_field_and_value() {
         for (expr, want) in [
@@ -605,6 +617,7 @@ mod tests {
         assert_eq!(next3("0 0 ? * ?", &z, "2026-12-03T15:31:10"), next3("@daily", &z, "2026-12-03T15:31:10"));
     }
 
+    #[cfg(feature = "schedule")]
     #[test]
     fn croners_extensions_and_seconds_are_told_apart() {
         for (expr, extensions, seconds) in [
