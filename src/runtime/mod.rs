@@ -328,4 +328,19 @@ mod tests {
         timers.arm_run(&spec, 0, false);
         assert_eq!(timers.run_at(0), Some(first + every));
     }
+
+    /// The schedule read is kept per entry and read again when the entry's
+    /// text changes (a reload): the next run follows the new text.
+    #[test]
+    fn a_changed_schedule_is_read_again() {
+        let mut timers = super::Timers::default();
+        timers.arm_run(&scheduled(When::Cron { text: "0 0 1 1 *".into() }), 0, false);
+        let yearly = timers.run_at(0).expect("armed");
+        assert!(yearly > Instant::now() + Duration::from_secs(60), "January 1st is more than a minute away");
+        timers.cancel(Timer::Run(0));
+        timers.arm_run(&scheduled(When::Cron { text: "* * * * * *".into() }), 0, false);
+        let every_second = timers.run_at(0).expect("armed");
+        assert!(every_second <= Instant::now() + Duration::from_secs(2), "every second: {every_second:?}");
+        assert_eq!(timers.crons.get(&0).map(|r| r.text.as_str()), Some("* * * * * *"));
+    }
 }
